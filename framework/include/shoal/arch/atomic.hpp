@@ -1,0 +1,79 @@
+#pragma once
+/// @file
+/// Device-scope atomics on plain words. Every read inside a retry loop must go through
+/// `load_relaxed`: on Hopper a plain load may be served from a stale L1 line forever (the
+/// DynaSOAr livelock), while a relaxed device-scope atomic load is always coherent.
+
+#include <cstdint>
+
+#include "shoal/config.hpp"
+
+#if defined(SHOAL_BACKEND_CUDA) || defined(SHOAL_HAS_LIBCUDACXX)
+#include <cuda/atomic>
+#define SHOAL_ATOMIC_NS cuda
+#else
+#include <atomic>
+#define SHOAL_ATOMIC_NS std
+#endif
+
+namespace shoal::arch {
+
+#if defined(SHOAL_BACKEND_CUDA) || defined(SHOAL_HAS_LIBCUDACXX)
+template <class T>
+using atomic_ref = cuda::atomic_ref<T, cuda::thread_scope_device>;
+#else
+template <class T>
+using atomic_ref = std::atomic_ref<T>;
+#endif
+
+inline constexpr auto relaxed = SHOAL_ATOMIC_NS::memory_order_relaxed;
+inline constexpr auto acq_rel = SHOAL_ATOMIC_NS::memory_order_acq_rel;
+inline constexpr auto acquire = SHOAL_ATOMIC_NS::memory_order_acquire;
+inline constexpr auto release = SHOAL_ATOMIC_NS::memory_order_release;
+
+template <class T>
+SHOAL_HD SHOAL_FORCEINLINE T load_relaxed(const T& word) {
+  return atomic_ref<T>(const_cast<T&>(word)).load(relaxed);
+}
+template <class T>
+SHOAL_HD SHOAL_FORCEINLINE T load_acquire(const T& word) {
+  return atomic_ref<T>(const_cast<T&>(word)).load(acquire);
+}
+template <class T>
+SHOAL_HD SHOAL_FORCEINLINE void store_relaxed(T& word, T value) {
+  atomic_ref<T>(word).store(value, relaxed);
+}
+template <class T>
+SHOAL_HD SHOAL_FORCEINLINE void store_release(T& word, T value) {
+  atomic_ref<T>(word).store(value, release);
+}
+template <class T>
+SHOAL_HD SHOAL_FORCEINLINE T fetch_or(T& word, T bits) {
+  return atomic_ref<T>(word).fetch_or(bits, acq_rel);
+}
+template <class T>
+SHOAL_HD SHOAL_FORCEINLINE T fetch_and(T& word, T bits) {
+  return atomic_ref<T>(word).fetch_and(bits, acq_rel);
+}
+template <class T>
+SHOAL_HD SHOAL_FORCEINLINE T fetch_add(T& word, T delta) {
+  return atomic_ref<T>(word).fetch_add(delta, acq_rel);
+}
+template <class T>
+SHOAL_HD SHOAL_FORCEINLINE T fetch_add_relaxed(T& word, T delta) {
+  return atomic_ref<T>(word).fetch_add(delta, relaxed);
+}
+template <class T>
+SHOAL_HD SHOAL_FORCEINLINE T fetch_sub(T& word, T delta) {
+  return atomic_ref<T>(word).fetch_sub(delta, acq_rel);
+}
+/// Returns true when `word` held `expected` and now holds `desired`; otherwise `expected`
+/// receives the current value.
+template <class T>
+SHOAL_HD SHOAL_FORCEINLINE bool compare_exchange(T& word, T& expected, T desired) {
+  return atomic_ref<T>(word).compare_exchange_strong(expected, desired, acq_rel, relaxed);
+}
+
+}  // namespace shoal::arch
+
+#undef SHOAL_ATOMIC_NS

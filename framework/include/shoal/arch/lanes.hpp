@@ -1,0 +1,150 @@
+#pragma once
+/// @file
+/// Lane operations of a "warp". On cuda a warp is 32 lanes and these map to the warp
+/// intrinsics; on cpu a warp is one thread (width 1), so a ballot is the predicate and a
+/// shuffle is the identity. Collaborative algorithms written against this header run
+/// unchanged on both backends: with width 1 they degenerate to their per-thread versions.
+
+#include <bit>
+#include <cstdint>
+#include <type_traits>
+
+#include "shoal/config.hpp"
+
+#if defined(SHOAL_BACKEND_CPU)
+#include <thread>
+#if defined(_OPENMP)
+#include <omp.h>
+#endif
+#endif
+
+namespace shoal::arch {
+
+using lane_mask = std::uint32_t;
+
+#if defined(SHOAL_BACKEND_CUDA)
+inline constexpr int warp_width = 32;
+#else
+inline constexpr int warp_width = 1;
+#endif
+
+// Bit helpers: the hardware instructions in GPU code, <bit> everywhere else.
+#if defined(__CUDA_ARCH__)
+SHOAL_HD SHOAL_FORCEINLINE int popc(std::uint32_t x) { return __popc(x); }
+SHOAL_HD SHOAL_FORCEINLINE int popc(std::uint64_t x) { return __popcll(x); }
+/// Index of the lowest set bit; undefined for 0.
+SHOAL_HD SHOAL_FORCEINLINE int lowest_bit(std::uint64_t x) { return __ffsll(static_cast<long long>(x)) - 1; }
+SHOAL_HD SHOAL_FORCEINLINE int lowest_bit(std::uint32_t x) { return __ffs(static_cast<int>(x)) - 1; }
+SHOAL_HD SHOAL_FORCEINLINE std::uint64_t rotate_right(std::uint64_t x, int r) {
+  r &= 63;
+  return r == 0 ? x : (x >> r) | (x << (64 - r));
+}
+#else
+SHOAL_HD SHOAL_FORCEINLINE int popc(std::uint32_t x) { return std::popcount(x); }
+SHOAL_HD SHOAL_FORCEINLINE int popc(std::uint64_t x) { return std::popcount(x); }
+/// Index of the lowest set bit; undefined for 0.
+SHOAL_HD SHOAL_FORCEINLINE int lowest_bit(std::uint64_t x) { return std::countr_zero(x); }
+SHOAL_HD SHOAL_FORCEINLINE int lowest_bit(std::uint32_t x) { return std::countr_zero(x); }
+SHOAL_HD SHOAL_FORCEINLINE std::uint64_t rotate_right(std::uint64_t x, int r) { return std::rotr(x, r); }
+#endif
+
+/// Position of the k-th (0-based) set bit of `word`, or -1 if it has k or fewer set bits.
+/// Binary search with popcounts (the CoRW paper's fks), branch-light in device code.
+SHOAL_HD SHOAL_FORCEINLINE int nth_set_bit(std::uint64_t word, int k) {
+  if (k >= popc(word)) return -1;
+  int pos = 0;
+  for (int width = 32; width > 0; width >>= 1) {
+    const std::uint64_t low = word & ((std::uint64_t{1} << width) - 1);
+    const int n = popc(low);
+    if (k >= n) {
+      k -= n;
+      word >>= width;
+      pos += width;
+    } else {
+      word = low;
+    }
+  }
+  return pos;
+}
+
+/// The `k` lowest set bits of `word` (all of them if it has fewer).
+SHOAL_HD SHOAL_FORCEINLINE std::uint64_t lowest_set_bits(std::uint64_t word, int k) {
+  if (k >= popc(word)) return word;
+  if (k <= 0) return 0;
+  const int cut = nth_set_bit(word, k);  // first bit NOT taken
+  return word & ((std::uint64_t{1} << cut) - 1);
+}
+
+#if defined(SHOAL_BACKEND_CUDA)
+
+__device__ SHOAL_FORCEINLINE int lane_id() {
+  unsigned r;
+  asm volatile("mov.u32 %0, %%laneid;" : "=r"(r));
+  return static_cast<int>(r);
+}
+__device__ SHOAL_FORCEINLINE lane_mask lanes_below() {
+  unsigned r;
+  asm volatile("mov.u32 %0, %%lanemask_lt;" : "=r"(r));
+  return r;
+}
+__device__ SHOAL_FORCEINLINE int processor_id() {
+  unsigned r;
+  asm volatile("mov.u32 %0, %%smid;" : "=r"(r));
+  return static_cast<int>(r);
+}
+__device__ SHOAL_FORCEINLINE lane_mask active_lanes() { return __activemask(); }
+__device__ SHOAL_FORCEINLINE lane_mask ballot(lane_mask mask, bool pred) { return __ballot_sync(mask, pred); }
+__device__ SHOAL_FORCEINLINE void sync_lanes(lane_mask mask) { __syncwarp(mask); }
+__device__ SHOAL_FORCEINLINE lane_mask match_any(lane_mask mask, std::uint64_t value) {
+  return __match_any_sync(mask, static_cast<unsigned long long>(value));
+}
+template <class T>
+__device__ SHOAL_FORCEINLINE T shuffle(lane_mask mask, T value, int src_lane) {
+  if constexpr (std::is_pointer_v<T>) {
+    return reinterpret_cast<T>(
+        __shfl_sync(mask, reinterpret_cast<unsigned long long>(value), src_lane));
+  } else if constexpr (sizeof(T) == 8) {
+    return static_cast<T>(__shfl_sync(mask, static_cast<unsigned long long>(value), src_lane));
+  } else {
+    static_assert(sizeof(T) <= 4, "shuffle() handles words of up to 8 bytes");
+    return static_cast<T>(__shfl_sync(mask, static_cast<unsigned>(value), src_lane));
+  }
+}
+/// A cheap, per-call-varying value for seeding random walks.
+__device__ SHOAL_FORCEINLINE std::uint64_t cycle_counter() { return clock64(); }
+/// Back off inside a retry loop so the thread we wait for can make progress.
+__device__ SHOAL_FORCEINLINE void spin_pause() { __nanosleep(32); }
+
+#else  // cpu: width-1 warps
+
+inline int lane_id() { return 0; }
+inline lane_mask lanes_below() { return 0; }
+inline int processor_id() {
+#if defined(_OPENMP)
+  return omp_get_thread_num();
+#else
+  return 0;
+#endif
+}
+inline lane_mask active_lanes() { return 1u; }
+inline lane_mask ballot(lane_mask, bool pred) { return pred ? 1u : 0u; }
+inline void sync_lanes(lane_mask) {}
+inline lane_mask match_any(lane_mask, std::uint64_t) { return 1u; }
+template <class T>
+inline T shuffle(lane_mask, T value, int) { return value; }
+inline std::uint64_t cycle_counter() {
+#if defined(__x86_64__)
+  return __builtin_ia32_rdtsc();
+#else
+  return static_cast<std::uint64_t>(std::hash<std::thread::id>{}(std::this_thread::get_id()));
+#endif
+}
+/// Threads may outnumber cores on the cpu backend: yield so a preempted peer can finish.
+inline void spin_pause() { std::this_thread::yield(); }
+
+#endif
+
+/// Lanes of `mask` with a lower lane id than the caller.
+SHOAL_DEVICE SHOAL_FORCEINLINE int rank_in(lane_mask mask) { return popc(mask & lanes_below()); }
+
+}  // namespace shoal::arch

@@ -1,0 +1,130 @@
+#pragma once
+/// @file
+/// Device memory: cudaMalloc on cuda (never managed memory), aligned host memory on cpu.
+
+#include <cstddef>
+#include <cstdlib>
+#include <cstring>
+#include <new>
+#include <utility>
+#include <vector>
+
+#include "shoal/arch/error.hpp"
+
+namespace shoal::arch {
+
+/// Allocates `bytes` of device memory aligned to at least 256 bytes. Throws std::bad_alloc
+/// (with the size in the message via backend_error) when the device has no room.
+inline void* device_allocate(std::size_t bytes) {
+  if (bytes == 0) return nullptr;
+#if defined(SHOAL_BACKEND_CUDA)
+  require_device();
+  void* p = nullptr;
+  const cudaError_t err = cudaMalloc(&p, bytes);
+  if (err != cudaSuccess) {
+    cudaGetLastError();
+    throw backend_error("cannot allocate " + std::to_string(bytes) +
+                        " bytes of GPU memory: " + cudaGetErrorString(err));
+  }
+  return p;
+#else
+  constexpr std::size_t align = 256;
+  void* p = std::aligned_alloc(align, (bytes + align - 1) / align * align);
+  if (p == nullptr)
+    throw backend_error("cannot allocate " + std::to_string(bytes) + " bytes of host memory");
+  return p;
+#endif
+}
+
+inline void device_free(void* p) noexcept {
+  if (p == nullptr) return;
+#if defined(SHOAL_BACKEND_CUDA)
+  cudaFree(p);
+#else
+  std::free(p);
+#endif
+}
+
+inline void copy_to_device(void* dst, const void* src, std::size_t bytes) {
+  if (bytes == 0) return;
+#if defined(SHOAL_BACKEND_CUDA)
+  SHOAL_CUDA_CHECK(cudaMemcpy(dst, src, bytes, cudaMemcpyHostToDevice));
+#else
+  std::memcpy(dst, src, bytes);
+#endif
+}
+
+inline void copy_to_host(void* dst, const void* src, std::size_t bytes) {
+  if (bytes == 0) return;
+#if defined(SHOAL_BACKEND_CUDA)
+  SHOAL_CUDA_CHECK(cudaMemcpy(dst, src, bytes, cudaMemcpyDeviceToHost));
+#else
+  std::memcpy(dst, src, bytes);
+#endif
+}
+
+inline void copy_on_device(void* dst, const void* src, std::size_t bytes) {
+  if (bytes == 0) return;
+#if defined(SHOAL_BACKEND_CUDA)
+  SHOAL_CUDA_CHECK(cudaMemcpy(dst, src, bytes, cudaMemcpyDeviceToDevice));
+#else
+  std::memcpy(dst, src, bytes);
+#endif
+}
+
+inline void fill_bytes(void* dst, int value, std::size_t bytes) {
+  if (bytes == 0) return;
+#if defined(SHOAL_BACKEND_CUDA)
+  SHOAL_CUDA_CHECK(cudaMemset(dst, value, bytes));
+#else
+  std::memset(dst, value, bytes);
+#endif
+}
+
+/// An owning array of T in device memory (RAII, movable, not copyable). T must be trivially
+/// copyable: its bytes move between host and device with memcpy.
+template <class T>
+class device_buffer {
+ public:
+  device_buffer() = default;
+  explicit device_buffer(std::size_t n) : data_(static_cast<T*>(device_allocate(n * sizeof(T)))), size_(n) {}
+  device_buffer(const device_buffer&) = delete;
+  device_buffer& operator=(const device_buffer&) = delete;
+  device_buffer(device_buffer&& o) noexcept : data_(std::exchange(o.data_, nullptr)), size_(std::exchange(o.size_, 0)) {}
+  device_buffer& operator=(device_buffer&& o) noexcept {
+    if (this != &o) {
+      device_free(data_);
+      data_ = std::exchange(o.data_, nullptr);
+      size_ = std::exchange(o.size_, 0);
+    }
+    return *this;
+  }
+  ~device_buffer() { device_free(data_); }
+
+  T* data() const { return data_; }
+  std::size_t size() const { return size_; }
+  std::size_t bytes() const { return size_ * sizeof(T); }
+
+  void zero() { fill_bytes(data_, 0, bytes()); }
+  void upload(const std::vector<T>& host) {
+    if (host.size() != size_) throw error("device_buffer::upload: size mismatch");
+    copy_to_device(data_, host.data(), bytes());
+  }
+  std::vector<T> download() const {
+    std::vector<T> host(size_);
+    copy_to_host(host.data(), data_, bytes());
+    return host;
+  }
+  T read(std::size_t i) const {
+    T v;
+    copy_to_host(&v, data_ + i, sizeof(T));
+    return v;
+  }
+  void write(std::size_t i, const T& v) { copy_to_device(data_ + i, &v, sizeof(T)); }
+
+ private:
+  T* data_ = nullptr;
+  std::size_t size_ = 0;
+};
+
+}  // namespace shoal::arch

@@ -1,0 +1,187 @@
+#pragma once
+/// @file
+/// Device view of a lock-free hierarchical bitmap (seed 004 §3) and its collaborative random
+/// walk (seed 000 §4.2). Trivially copyable: pass it to kernels by value.
+///
+/// Layout: level 0 holds the N bits in 64-bit leaf words; level l+1 holds one bit per word of
+/// level l ("that word is non-zero"), up to a top level of one word. All levels live in one
+/// array. The nested levels are *eventually consistent*: whoever turns a word from zero to
+/// non-zero (or back) owns the matching transition of its parent bit and performs it with the
+/// retrying set()/clear(), so after all operations finish every parent bit is exact.
+
+#include <cstdint>
+
+#include "shoal/arch/atomic.hpp"
+#include "shoal/arch/lanes.hpp"
+#include "shoal/bitmap/walk_rng.hpp"
+#include "shoal/bitmap/warp_claim.hpp"
+
+namespace shoal {
+
+inline constexpr std::uint64_t bitmap_npos = ~std::uint64_t{0};
+
+/// Sizes and offsets of the levels of a bitmap of `bits` bits.
+struct bitmap_layout {
+  static constexpr int max_levels = 6;  // 64^6 = 2^36 bits
+  std::uint64_t bits = 0;
+  int levels = 1;
+  std::uint64_t offset[max_levels] = {};
+  std::uint64_t words[max_levels] = {};
+  std::uint64_t total_words = 0;
+
+  static bitmap_layout for_bits(std::uint64_t bits);
+  SHOAL_HD int top() const { return levels - 1; }
+};
+
+inline bitmap_layout bitmap_layout::for_bits(std::uint64_t bits) {
+  bitmap_layout l;
+  l.bits = bits;
+  l.levels = 0;
+  std::uint64_t n = bits == 0 ? 1 : bits;
+  std::uint64_t at = 0;
+  while (true) {
+    const std::uint64_t w = (n + 63) / 64;
+    l.offset[l.levels] = at;
+    l.words[l.levels] = w;
+    at += w;
+    ++l.levels;
+    if (w == 1) break;
+    n = w;
+  }
+  l.total_words = at;
+  return l;
+}
+
+/// Statistics of one walk, for benchmarks (TAS/WAS of seed 000).
+struct walk_probes {
+  std::uint32_t rounds = 0;  ///< pooling rounds until this lane was served (or gave up)
+};
+
+class bitmap_ref {
+ public:
+  bitmap_ref() = default;
+  SHOAL_HD bitmap_ref(std::uint64_t* words, const bitmap_layout& layout)
+      : words_(words), layout_(layout) {}
+
+  SHOAL_HD std::uint64_t size() const { return layout_.bits; }
+  SHOAL_HD const bitmap_layout& layout() const { return layout_; }
+  SHOAL_HD std::uint64_t* level_words(int level) const { return words_ + layout_.offset[level]; }
+
+  SHOAL_DEVICE bool test(std::uint64_t i) const {
+    return (arch::load_relaxed(leaf(i)) >> (i % 64)) & 1u;
+  }
+  /// True when no bit is set (as seen by the top word; exact after quiescence).
+  SHOAL_DEVICE bool empty() const { return arch::load_relaxed(*level_words(layout_.top())) == 0; }
+
+  /// Sets bit i; true iff this call changed it from 0 to 1.
+  SHOAL_DEVICE bool try_set(std::uint64_t i) const { return try_set_at(0, i); }
+  /// Clears bit i; true iff this call changed it from 1 to 0.
+  SHOAL_DEVICE bool try_clear(std::uint64_t i) const { return try_clear_at(0, i); }
+  /// Changes bit i from 0 to 1, waiting while it is still 1. Only for a caller that owns this
+  /// transition (a concurrent clear of the same bit is in flight or already done).
+  SHOAL_DEVICE void set(std::uint64_t i) const {
+    while (!try_set_at(0, i)) arch::spin_pause();
+  }
+  /// Changes bit i from 1 to 0, waiting while it is still 0 (see set()).
+  SHOAL_DEVICE void clear(std::uint64_t i) const {
+    while (!try_clear_at(0, i)) arch::spin_pause();
+  }
+
+  /// Random descent from the top word to a leaf word that is non-zero, choosing a random set
+  /// bit at each level. Returns the leaf word index and its snapshot in `bits`, or bitmap_npos
+  /// when the walk met a zero word (the bitmap is empty or a parent bit is momentarily stale).
+  SHOAL_DEVICE std::uint64_t random_leaf(walk_rng& rng, std::uint64_t& bits) const {
+    std::uint64_t w = 0;
+    for (int level = layout_.top();; --level) {
+      const std::uint64_t word = arch::load_relaxed(level_words(level)[w]);
+      if (word == 0) {
+        bits = 0;
+        return bitmap_npos;
+      }
+      if (level == 0) {
+        bits = word;
+        return w;
+      }
+      const int r = static_cast<int>(rng.next() & 63);
+      w = w * 64 + ((arch::lowest_bit(arch::rotate_right(word, r)) + r) & 63);
+    }
+  }
+
+  /// A random set bit (not claimed), or bitmap_npos if the walk met an empty bitmap.
+  SHOAL_DEVICE std::uint64_t find_random(walk_rng& rng) const {
+    for (;;) {
+      std::uint64_t bits;
+      const std::uint64_t w = random_leaf(rng, bits);
+      if (w != bitmap_npos) {
+        const int r = static_cast<int>(rng.next() & 63);
+        return w * 64 + ((arch::lowest_bit(arch::rotate_right(bits, r)) + r) & 63);
+      }
+      if (empty()) return bitmap_npos;
+      arch::spin_pause();
+    }
+  }
+
+  /// The collaborative random walk. All lanes that call it together (the active lanes of the
+  /// warp) each obtain one set bit, which they clear (claim), or bitmap_npos once the bitmap is
+  /// seen empty. Every lane walks in every round, even lanes already served, so a round finds up
+  /// to 32 words; found bits are pooled and handed to the lanes that still need one, with one
+  /// atomic per (warp, word).
+  SHOAL_DEVICE std::uint64_t claim(walk_rng& rng, walk_probes* probes = nullptr) const {
+    const arch::lane_mask mask = arch::active_lanes();
+    std::uint64_t result = bitmap_npos;
+    bool needs = true;
+    for (std::uint32_t round = 1;; ++round) {
+      std::uint64_t bits = 0;
+      const std::uint64_t w = random_leaf(rng, bits);
+      std::uint64_t* word = w == bitmap_npos ? nullptr : level_words(0) + w;
+      const detail::claim_result c = detail::claim_pooled(mask, needs, word, bits);
+      if (c.emptied_word()) clear_at(1, w);  // this lane's atomic emptied the word
+      const std::uint64_t owner_word = arch::shuffle(mask, w, c.owner >= 0 ? c.owner : arch::lane_id());
+      if (c.obtained) {
+        result = owner_word * 64 + c.bit;
+        needs = false;
+        if (probes) probes->rounds = round;
+      }
+      // Uniform across the lanes of `mask`: everyone leaves together.
+      const bool anyone_needs = arch::ballot(mask, needs) != 0;
+      if (!anyone_needs) break;
+      if (arch::ballot(mask, empty()) != 0) break;  // fail fast: nothing left to find
+    }
+    if (needs && probes) probes->rounds = 0;
+    return result;
+  }
+
+ private:
+  SHOAL_DEVICE std::uint64_t& leaf(std::uint64_t i) const { return level_words(0)[i / 64]; }
+
+  SHOAL_DEVICE bool try_set_at(int level, std::uint64_t i) const {
+    std::uint64_t& word = level_words(level)[i / 64];
+    const std::uint64_t bit = std::uint64_t{1} << (i % 64);
+    const std::uint64_t prev = arch::fetch_or(word, bit);
+    if (prev & bit) return false;
+    if (prev == 0 && level < layout_.top()) set_at(level + 1, i / 64);
+    return true;
+  }
+  SHOAL_DEVICE bool try_clear_at(int level, std::uint64_t i) const {
+    std::uint64_t& word = level_words(level)[i / 64];
+    const std::uint64_t bit = std::uint64_t{1} << (i % 64);
+    const std::uint64_t prev = arch::fetch_and(word, ~bit);
+    if (!(prev & bit)) return false;
+    if (prev == bit && level < layout_.top()) clear_at(level + 1, i / 64);
+    return true;
+  }
+  // The retrying forms used for parent bits: the transition is ours, a concurrent opposite
+  // transition of the same parent bit may still be in flight, so wait for it.
+  SHOAL_DEVICE void set_at(int level, std::uint64_t i) const {
+    while (!try_set_at(level, i)) arch::spin_pause();
+  }
+  SHOAL_DEVICE void clear_at(int level, std::uint64_t i) const {
+    if (level > layout_.top()) return;
+    while (!try_clear_at(level, i)) arch::spin_pause();
+  }
+
+  std::uint64_t* words_ = nullptr;
+  bitmap_layout layout_{};
+};
+
+}  // namespace shoal

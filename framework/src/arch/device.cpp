@@ -1,0 +1,122 @@
+// Device discovery and error text for both backends.
+#include <sstream>
+
+#include "shoal/arch/error.hpp"
+
+#if defined(SHOAL_BACKEND_CUDA)
+#include <cuda_runtime.h>
+#else
+#include <thread>
+#if defined(_OPENMP)
+#include <omp.h>
+#endif
+#endif
+
+namespace shoal::arch {
+
+void throw_backend_error(const std::string& what, const char* expr, const char* file, int line) {
+  std::ostringstream os;
+  os << what << " (in " << expr << " at " << file << ":" << line << ")";
+  throw backend_error(os.str());
+}
+
+#if defined(SHOAL_BACKEND_CUDA)
+
+namespace {
+device_status probe_cuda() {
+  device_status s;
+  int count = 0;
+  const cudaError_t err = cudaGetDeviceCount(&count);
+  if (err != cudaSuccess) {
+    // Without any NVIDIA driver the runtime answers "driver version is insufficient":
+    // say what that really means.
+    s.reason = (err == cudaErrorInsufficientDriver)
+                   ? "no usable NVIDIA GPU: the CUDA driver is missing or older than this build "
+                     "needs (cudaErrorInsufficientDriver)"
+                   : std::string("no usable NVIDIA GPU: ") + cudaGetErrorString(err);
+    cudaGetLastError();
+    return s;
+  }
+  if (count == 0) {
+    s.reason = "no usable NVIDIA GPU: the driver reports no devices";
+    return s;
+  }
+  int dev = 0;
+  cudaDeviceProp prop{};
+  if (cudaGetDevice(&dev) != cudaSuccess || cudaGetDeviceProperties(&prop, dev) != cudaSuccess) {
+    s.reason = "no usable NVIDIA GPU: cannot query device properties";
+    cudaGetLastError();
+    return s;
+  }
+  int driver = 0;
+  cudaDriverGetVersion(&driver);
+  std::ostringstream os;
+  os << prop.name << " (sm_" << prop.major << prop.minor << ", " << prop.multiProcessorCount
+     << " SMs, CUDA driver " << driver / 1000 << "." << (driver % 1000) / 10 << ")";
+  s.usable = true;
+  s.description = os.str();
+  s.multiprocessors = prop.multiProcessorCount;
+  return s;
+}
+}  // namespace
+
+const device_status& probe_device() {
+  static const device_status status = probe_cuda();
+  return status;
+}
+
+void require_device() {
+  const auto& s = probe_device();
+  if (!s.usable) throw no_device_error(s.reason);
+}
+
+void synchronize() {
+  SHOAL_CUDA_CHECK(cudaGetLastError());
+  SHOAL_CUDA_CHECK(cudaDeviceSynchronize());
+}
+
+int cpu_threads() { return 1; }
+void set_cpu_threads(int) {}
+
+#else  // cpu
+
+int cpu_threads() {
+#if defined(_OPENMP)
+  return omp_get_max_threads();
+#else
+  return 1;
+#endif
+}
+
+void set_cpu_threads(int n) {
+#if defined(_OPENMP)
+  if (n > 0) omp_set_num_threads(n);
+#else
+  (void)n;
+#endif
+}
+
+const device_status& probe_device() {
+  static const device_status status = [] {
+    device_status s;
+    s.usable = true;
+    std::ostringstream os;
+    os << "cpu backend (" << cpu_threads() << " threads on " << std::thread::hardware_concurrency()
+       << " cores"
+#if !defined(_OPENMP)
+       << ", no OpenMP"
+#endif
+       << ")";
+    s.description = os.str();
+    s.multiprocessors = cpu_threads();
+    return s;
+  }();
+  return status;
+}
+
+void require_device() {}
+void synchronize() {}
+
+#endif
+
+}  // namespace shoal::arch
