@@ -9,3 +9,7 @@
 #include "shoal/arch/launch.hpp"
 #include "shoal/arch/memory.hpp"
 #include "shoal/bitmap/hierarchical_bitmap.hpp"
+#include "shoal/dsl/field.hpp"
+#include "shoal/dsl/object.hpp"
+#include "shoal/heap/heap.hpp"
+#include "shoal/runtime/runtime.hpp"

@@ -6,6 +6,7 @@
 #if defined(SHOAL_BACKEND_CUDA)
 #include <cuda_runtime.h>
 #else
+#include <atomic>
 #include <thread>
 #if defined(_OPENMP)
 #include <omp.h>
@@ -80,19 +81,28 @@ void set_cpu_threads(int) {}
 
 #else  // cpu
 
+namespace {
+int default_cpu_threads() {
+  const unsigned hw = std::thread::hardware_concurrency();
+  return hw == 0 ? 1 : static_cast<int>(hw);
+}
+std::atomic<int> std_thread_count{default_cpu_threads()};
+}  // namespace
+
 int cpu_threads() {
-#if defined(_OPENMP)
+#if defined(_OPENMP) && !defined(SHOAL_CPU_STD_THREADS)
   return omp_get_max_threads();
 #else
-  return 1;
+  return std_thread_count.load();
 #endif
 }
 
 void set_cpu_threads(int n) {
-#if defined(_OPENMP)
-  if (n > 0) omp_set_num_threads(n);
+  if (n <= 0) return;
+#if defined(_OPENMP) && !defined(SHOAL_CPU_STD_THREADS)
+  omp_set_num_threads(n);
 #else
-  (void)n;
+  std_thread_count.store(n);
 #endif
 }
 
@@ -103,8 +113,8 @@ const device_status& probe_device() {
     std::ostringstream os;
     os << "cpu backend (" << cpu_threads() << " threads on " << std::thread::hardware_concurrency()
        << " cores"
-#if !defined(_OPENMP)
-       << ", no OpenMP"
+#if !defined(_OPENMP) || defined(SHOAL_CPU_STD_THREADS)
+       << ", std::thread workers"
 #endif
        << ")";
     s.description = os.str();

@@ -13,9 +13,7 @@
 
 #if defined(SHOAL_BACKEND_CPU)
 #include <thread>
-#if defined(_OPENMP)
-#include <omp.h>
-#endif
+#include <functional>
 #endif
 
 namespace shoal::arch {
@@ -110,6 +108,12 @@ __device__ SHOAL_FORCEINLINE T shuffle(lane_mask mask, T value, int src_lane) {
     return static_cast<T>(__shfl_sync(mask, static_cast<unsigned>(value), src_lane));
   }
 }
+/// Bitwise OR of `value` over the lanes of `mask` (every lane gets the result).
+__device__ SHOAL_FORCEINLINE std::uint64_t reduce_or(lane_mask mask, std::uint64_t value) {
+  const unsigned lo = __reduce_or_sync(mask, static_cast<unsigned>(value));
+  const unsigned hi = __reduce_or_sync(mask, static_cast<unsigned>(value >> 32));
+  return (static_cast<std::uint64_t>(hi) << 32) | lo;
+}
 /// A cheap, per-call-varying value for seeding random walks.
 __device__ SHOAL_FORCEINLINE std::uint64_t cycle_counter() { return clock64(); }
 /// Back off inside a retry loop so the thread we wait for can make progress.
@@ -119,19 +123,19 @@ __device__ SHOAL_FORCEINLINE void spin_pause() { __nanosleep(32); }
 
 inline int lane_id() { return 0; }
 inline lane_mask lanes_below() { return 0; }
-inline int processor_id() {
-#if defined(_OPENMP)
-  return omp_get_thread_num();
-#else
-  return 0;
-#endif
+namespace detail {
+inline thread_local const int thread_salt = static_cast<int>(
+    std::hash<std::thread::id>{}(std::this_thread::get_id()) & 0x3fffffff);
 }
+/// Distinguishes concurrent cpu threads (for seeding walks only).
+inline int processor_id() { return detail::thread_salt; }
 inline lane_mask active_lanes() { return 1u; }
 inline lane_mask ballot(lane_mask, bool pred) { return pred ? 1u : 0u; }
 inline void sync_lanes(lane_mask) {}
 inline lane_mask match_any(lane_mask, std::uint64_t) { return 1u; }
 template <class T>
 inline T shuffle(lane_mask, T value, int) { return value; }
+inline std::uint64_t reduce_or(lane_mask, std::uint64_t value) { return value; }
 inline std::uint64_t cycle_counter() {
 #if defined(__x86_64__)
   return __builtin_ia32_rdtsc();

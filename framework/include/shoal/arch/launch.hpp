@@ -13,13 +13,24 @@
 
 #include "shoal/arch/error.hpp"
 
+#if defined(SHOAL_BACKEND_CPU)
+#include <thread>
+#include <vector>
+#endif
+
 namespace shoal::arch {
 
 #if defined(SHOAL_BACKEND_CUDA)
 
 namespace detail {
+// The launch context (e.g. the heap a kernel allocates from) reaches device code that has no
+// access to kernel parameters (a class's operator new) through one shared-memory word per block.
+static __shared__ const void* launch_context_ptr;
+
 template <class F>
-__global__ void for_each_index_kernel(std::size_t n, F f) {
+__global__ void for_each_index_kernel(const void* context, std::size_t n, F f) {
+  if (threadIdx.x == 0) launch_context_ptr = context;
+  __syncthreads();
   const std::size_t stride = static_cast<std::size_t>(gridDim.x) * blockDim.x;
   for (std::size_t i = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n;
        i += stride)
@@ -36,21 +47,53 @@ inline unsigned launch_grid_size(std::size_t n) {
   return static_cast<unsigned>(std::max<std::size_t>(1, std::min(want, cap)));
 }
 
+/// The context pointer handed to the launch running this thread (nullptr if none).
+__device__ SHOAL_FORCEINLINE const void* launch_context() { return detail::launch_context_ptr; }
+
 template <class F>
-void for_each_index(std::size_t n, F f, cudaStream_t stream = nullptr) {
+void for_each_index(std::size_t n, F f, const void* context = nullptr, cudaStream_t stream = nullptr) {
   if (n == 0) return;
   require_device();
-  detail::for_each_index_kernel<<<launch_grid_size(n), launch_block_size, 0, stream>>>(n, f);
+  detail::for_each_index_kernel<<<launch_grid_size(n), launch_block_size, 0, stream>>>(context, n, f);
   SHOAL_CUDA_CHECK(cudaGetLastError());
 }
 
 #else
 
+namespace detail {
+/// Index of the calling worker thread of the current launch (0 outside launches).
+inline thread_local int worker_index = 0;
+inline const void* launch_context_ptr = nullptr;
+}  // namespace detail
+
+/// The context pointer handed to the launch running this thread (nullptr if none).
+inline const void* launch_context() { return detail::launch_context_ptr; }
+
+/// cpu: OpenMP threads when available; otherwise (and in ThreadSanitizer builds, where
+/// libgomp is not instrumented) std::threads with the same static schedule.
 template <class F>
-void for_each_index(std::size_t n, F f) {
+void for_each_index(std::size_t n, F f, const void* context = nullptr) {
+  if (n == 0) return;
+  detail::launch_context_ptr = context;
+#if defined(_OPENMP) && !defined(SHOAL_CPU_STD_THREADS)
   const auto count = static_cast<long long>(n);
 #pragma omp parallel for schedule(static)
   for (long long i = 0; i < count; ++i) f(static_cast<std::size_t>(i));
+#else
+  const std::size_t threads = std::min<std::size_t>(n, static_cast<std::size_t>(cpu_threads()));
+  const std::size_t chunk = (n + threads - 1) / threads;
+  auto run = [&](std::size_t t) {
+    detail::worker_index = static_cast<int>(t);
+    const std::size_t end = std::min(n, (t + 1) * chunk);
+    for (std::size_t i = t * chunk; i < end; ++i) f(i);
+    detail::worker_index = 0;
+  };
+  std::vector<std::thread> pool;
+  pool.reserve(threads - 1);
+  for (std::size_t t = 1; t < threads; ++t) pool.emplace_back(run, t);
+  run(0);
+  for (auto& th : pool) th.join();
+#endif
 }
 
 #endif

@@ -1,0 +1,127 @@
+#pragma once
+/// @file
+/// shoal::heap<Types...>: the compile-time list of every class that lives in a heap. Classes
+/// may be declared before they are defined:
+///
+///   class Cell; class Agent; class Fish; class Shark;
+///   using Model = shoal::heap<Cell, Agent, Fish, Shark>;
+///
+/// A class's type id is its index in the list. Block sizes and capacities are computed on the
+/// host once all classes are complete (heap_geometry).
+
+#include <algorithm>
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <string_view>
+#include <type_traits>
+
+#include "shoal/dsl/field.hpp"
+#include "shoal/heap/pointer.hpp"
+
+namespace shoal {
+
+namespace detail {
+template <class T, class... Ts>
+constexpr int index_of() {
+  int i = 0;
+  const bool found = ((std::is_same_v<T, Ts> ? true : (++i, false)) || ...);
+  return found ? i : -1;
+}
+
+/// Readable type name for messages ("Fish"), from the compiler's function signature.
+template <class T>
+constexpr std::string_view type_name() {
+#if defined(__clang__) || defined(__GNUC__)
+  constexpr std::string_view f = __PRETTY_FUNCTION__;
+  constexpr std::string_view key = "T = ";
+  constexpr auto start = f.find(key) + key.size();
+  constexpr auto end = f.find_first_of(";]", start);
+  return f.substr(start, end - start);
+#else
+  return "object";
+#endif
+}
+}  // namespace detail
+
+/// A class marked abstract is never instantiated: it gets no blocks and does not take part in
+/// the block-size rule. Write SHOAL_ABSTRACT(Agent) inside class Agent.
+#define SHOAL_ABSTRACT(Class) using shoal_abstract_class = Class;
+
+template <class T>
+concept abstract_object = requires { typename T::shoal_abstract_class; } &&
+                          std::is_same_v<typename T::shoal_abstract_class, T>;
+
+template <class... Types>
+class heap {
+  static_assert(sizeof...(Types) > 0, "shoal::heap needs at least one class");
+  static_assert(sizeof...(Types) <= detail::max_types, "shoal::heap holds at most 32 classes");
+
+ public:
+  using types = type_list<Types...>;
+  static constexpr std::uint32_t num_types = sizeof...(Types);
+
+  template <class T>
+  static constexpr bool contains = detail::index_of<T, Types...>() >= 0;
+
+  template <class T>
+  static constexpr std::uint32_t type_id = [] {
+    static_assert(contains<T>,
+                  "this class is not registered in the shoal::heap<...> it names: add it to the "
+                  "heap's list of classes");
+    return static_cast<std::uint32_t>(detail::index_of<T, Types...>());
+  }();
+
+  /// Calls f.template operator()<T>() for every class of the list.
+  template <class F>
+  static constexpr void for_each_type(F&& f) {
+    (f.template operator()<Types>(), ...);
+  }
+};
+
+namespace detail {
+
+/// Block size and per-type capacities (host side; every class must be complete here).
+struct heap_geometry {
+  std::uint64_t block_bytes = 0;
+  std::array<std::uint32_t, max_types> capacity{};
+  std::array<std::uint64_t, max_types> row_bytes{};  // bytes of one object's fields
+};
+
+template <class T>
+constexpr std::uint64_t object_data_bytes(std::uint64_t capacity) {
+  return data_bytes(all_fields_t<T>{}, capacity);
+}
+
+template <class Heap>
+heap_geometry compute_geometry() {
+  heap_geometry g;
+  // The smallest concrete class gets 64 slots and fixes the block size; the largest must fit
+  // at least once.
+  std::uint64_t smallest = ~std::uint64_t{0}, largest_one = 0;
+  Heap::for_each_type([&]<class T>() {
+    static_assert(sizeof(T) < block_alignment,
+                  "a shoal class may have at most 255 fields (including its bases')");
+    if constexpr (!abstract_object<T>) {
+      smallest = std::min(smallest, object_data_bytes<T>(64));
+      largest_one = std::max(largest_one, object_data_bytes<T>(1));
+    }
+  });
+  if (smallest == ~std::uint64_t{0}) smallest = block_alignment;  // only abstract classes
+  std::uint64_t block = std::max({smallest, largest_one, block_alignment});
+  block = (block + block_alignment - 1) / block_alignment * block_alignment;
+  g.block_bytes = block;
+  Heap::for_each_type([&]<class T>() {
+    constexpr std::uint32_t id = Heap::template type_id<T>;
+    g.row_bytes[id] = object_data_bytes<T>(1);
+    if constexpr (!abstract_object<T>) {
+      std::uint32_t c = 64;
+      while (c > 1 && object_data_bytes<T>(c) > block) --c;
+      g.capacity[id] = c;
+    }
+  });
+  return g;
+}
+
+}  // namespace detail
+}  // namespace shoal

@@ -1,0 +1,60 @@
+#pragma once
+/// @file
+/// The trivially copyable description of a heap that device code works with: block array,
+/// block headers and the block-state bitmaps. The owning host object is shoal::runtime.
+
+#include <cstddef>
+#include <cstdint>
+
+#include "shoal/bitmap/bitmap_ref.hpp"
+#include "shoal/heap/pointer.hpp"
+
+namespace shoal::detail {
+
+inline constexpr std::uint32_t no_type = 0xFFFFFFFFu;
+
+/// Per-block state. `free_slots` (1 = free slot) is the single source of truth; the
+/// block-state bitmaps are indexes over it that may lag and are kept paired with it.
+struct alignas(32) block_header {
+  std::uint64_t free_slots;  ///< 1 = slot free; a free block holds 0 ("nothing to take")
+  std::uint64_t iteration;   ///< occupancy snapshot for do-all
+  std::uint32_t type;        ///< type id, or no_type for a free block
+  std::uint32_t reserved;
+};
+
+/// Sticky device-side record of what went wrong, read by the host after launches.
+struct heap_errors {
+  unsigned long long failed_allocations[max_types];  ///< per type, since the last reset
+  unsigned long long bad_destroys;                   ///< checked mode: invalid destroy() calls
+  unsigned long long first_bad_pointer;              ///< checked mode: the first one
+};
+
+struct heap_view {
+  std::byte* data;              ///< block 0
+  std::uint64_t block_bytes;    ///< multiple of block_alignment
+  std::uint64_t blocks;
+  std::uint32_t num_types;
+  block_header* headers;
+  std::uint64_t* bitmap_words;  ///< free, allocated[0..n), active[0..n): same layout each
+  heap_errors* errors;
+  bitmap_layout layout;
+  std::uint8_t capacity[max_types];  ///< slots per block; 0 for abstract types
+
+  SHOAL_HD bitmap_ref free_blocks() const { return bitmap_ref(bitmap_words, layout); }
+  SHOAL_HD bitmap_ref allocated(std::uint32_t t) const {
+    return bitmap_ref(bitmap_words + (1 + t) * layout.total_words, layout);
+  }
+  SHOAL_HD bitmap_ref active(std::uint32_t t) const {
+    return bitmap_ref(bitmap_words + (1 + num_types + t) * layout.total_words, layout);
+  }
+  SHOAL_HD std::byte* block(std::uint64_t b) const { return data + b * block_bytes; }
+  SHOAL_HD std::uint64_t block_of(std::uint64_t pointer_bits) const {
+    return (block_address_of(pointer_bits) - reinterpret_cast<std::uintptr_t>(data)) / block_bytes;
+  }
+  SHOAL_HD std::uint64_t full_mask(std::uint32_t t) const {
+    const std::uint32_t c = capacity[t];
+    return c >= 64 ? ~std::uint64_t{0} : (std::uint64_t{1} << c) - 1;
+  }
+};
+
+}  // namespace shoal::detail

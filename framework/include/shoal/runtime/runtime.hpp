@@ -1,0 +1,280 @@
+#pragma once
+/// @file
+/// shoal::runtime<Heap>: owns a heap in device memory (RAII, movable, not copyable), launches
+/// kernels that may create and destroy objects, turns device-side error records into host
+/// exceptions, and reports statistics and consistency.
+
+#include <array>
+#include <bit>
+#include <cstddef>
+#include <cstdint>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "shoal/arch/launch.hpp"
+#include "shoal/arch/memory.hpp"
+#include "shoal/bitmap/bitmap_ops.hpp"
+#include "shoal/dsl/object.hpp"
+#include "shoal/heap/heap.hpp"
+#include "shoal/runtime/errors.hpp"
+
+namespace shoal {
+
+struct type_stats {
+  std::string name;
+  std::uint32_t capacity = 0;  ///< slots per block (0: abstract)
+  std::uint64_t blocks = 0;
+  std::uint64_t live = 0;
+  std::uint64_t failed_allocations = 0;
+};
+
+struct heap_stats {
+  std::uint64_t heap_bytes = 0;
+  std::uint64_t block_bytes = 0;
+  std::uint64_t blocks = 0;
+  std::uint64_t free_blocks = 0;
+  std::vector<type_stats> types;
+  /// Blocks in use by fill level: bin i holds fill in [i/10, (i+1)/10), bin 10 full blocks.
+  std::array<std::uint64_t, 11> fill_histogram{};
+  std::uint64_t live() const {
+    std::uint64_t n = 0;
+    for (const auto& t : types) n += t.live;
+    return n;
+  }
+};
+
+template <class Heap>
+class runtime {
+ public:
+  /// A heap of at most `heap_bytes` bytes of device memory (one allocation).
+  explicit runtime(std::size_t heap_bytes) : heap_bytes_(heap_bytes) {
+    geometry_ = detail::compute_geometry<Heap>();
+    const std::uint64_t bb = geometry_.block_bytes;
+    const std::uint64_t bitmaps = 1 + 2 * Heap::num_types;
+    auto total = [&](std::uint64_t m) {
+      return m * bb + m * sizeof(detail::block_header) +
+             bitmaps * bitmap_layout::for_bits(m).total_words * sizeof(std::uint64_t) +
+             tail_bytes;
+    };
+    std::uint64_t m = heap_bytes / (bb + sizeof(detail::block_header) + 1);
+    while (m > 0 && total(m) > heap_bytes) m -= std::max<std::uint64_t>(1, m / 1000);
+    while (total(m + 1) <= heap_bytes) ++m;
+    if (m == 0)
+      throw error("shoal: a heap of " + std::to_string(heap_bytes) +
+                  " bytes is too small: one block needs " + std::to_string(total(1)) + " bytes");
+    memory_ = arch::device_buffer<std::byte>(total(m));
+
+    auto& v = view_;
+    v = detail::heap_view{};
+    v.data = memory_.data();
+    v.block_bytes = bb;
+    v.blocks = m;
+    v.num_types = Heap::num_types;
+    v.headers = reinterpret_cast<detail::block_header*>(v.data + m * bb);
+    v.bitmap_words = reinterpret_cast<std::uint64_t*>(v.headers + m);
+    v.layout = bitmap_layout::for_bits(m);
+    v.errors = reinterpret_cast<detail::heap_errors*>(v.bitmap_words + bitmaps * v.layout.total_words);
+    for (std::uint32_t t = 0; t < Heap::num_types; ++t)
+      v.capacity[t] = static_cast<std::uint8_t>(geometry_.capacity[t]);
+    device_view_ = reinterpret_cast<detail::heap_view*>(
+        reinterpret_cast<std::byte*>(v.errors) + errors_bytes);
+    if (reinterpret_cast<std::uintptr_t>(memory_.data()) + memory_.size() >=
+        (std::uint64_t{1} << detail::address_bits))
+      throw error("shoal: the heap lies above 2^47, where object pointers cannot address it");
+    clear();
+  }
+
+  runtime(runtime&&) noexcept = default;
+  runtime& operator=(runtime&&) noexcept = default;
+  runtime(const runtime&) = delete;
+  runtime& operator=(const runtime&) = delete;
+
+  /// Destroys every object without running destructors and resets the error records.
+  void clear() {
+    auto& v = view_;
+    detail::block_header* headers = v.headers;
+    arch::for_each_index(v.blocks, [=] SHOAL_DEVICE(std::size_t b) {
+      headers[b].free_slots = 0;
+      headers[b].iteration = 0;
+      headers[b].type = detail::no_type;
+      headers[b].reserved = 0;
+    });
+    arch::fill_bytes(v.bitmap_words, 0,
+                     (1 + 2 * Heap::num_types) * v.layout.total_words * sizeof(std::uint64_t));
+    detail::fill(v.free_blocks(), true);
+    arch::fill_bytes(v.errors, 0, sizeof(detail::heap_errors));
+    arch::copy_to_device(device_view_, &view_, sizeof(view_));
+    arch::synchronize();
+  }
+
+  /// The device view (trivially copyable) for kernels and advanced use.
+  const detail::heap_view& view() const { return view_; }
+  const detail::heap_view* device_view() const { return device_view_; }
+
+  std::uint64_t heap_bytes() const { return heap_bytes_; }
+  std::uint64_t blocks() const { return view_.blocks; }
+  std::uint64_t block_bytes() const { return view_.block_bytes; }
+  template <class T>
+  std::uint32_t capacity() const {
+    return geometry_.capacity[Heap::template type_id<T>];
+  }
+
+  /// Runs f(i) for i in [0, n) on the device; f may create and destroy objects. Waits for the
+  /// launch and throws out_of_memory / invalid_destroy if the device recorded one.
+  template <class F>
+  void launch(std::size_t n, F f) {
+    launch_async(n, f);
+    synchronize();
+  }
+  /// As launch(), without waiting; errors surface at the next synchronize().
+  template <class F>
+  void launch_async(std::size_t n, F f) {
+    arch::for_each_index(n, f, device_view_);
+  }
+
+  /// Waits for all device work, then reports recorded errors as exceptions.
+  void synchronize() {
+    arch::synchronize();
+    check_errors();
+  }
+
+  /// Throws (once) for every error the device recorded since the last call.
+  void check_errors() {
+    detail::heap_errors e;
+    arch::copy_to_host(&e, view_.errors, sizeof(e));
+    if (e.bad_destroys != 0) {
+      arch::fill_bytes(view_.errors, 0, sizeof(e));
+      std::ostringstream os;
+      os << "shoal: destroy() of something that is not a live object (" << e.bad_destroys
+         << " times; first pointer 0x" << std::hex << e.first_bad_pointer << std::dec << ", "
+         << describe_pointer(e.first_bad_pointer) << ")";
+      throw invalid_destroy(os.str());
+    }
+    for (std::uint32_t t = 0; t < Heap::num_types; ++t) {
+      if (e.failed_allocations[t] == 0) continue;
+      arch::fill_bytes(view_.errors, 0, sizeof(e));
+      const std::string name = type_name(t);
+      std::ostringstream os;
+      os << "shoal: out of memory: " << e.failed_allocations[t] << " allocation"
+         << (e.failed_allocations[t] == 1 ? "" : "s") << " of " << name << " failed; the heap of "
+         << heap_bytes_ << " bytes (" << view_.blocks << " blocks of " << view_.block_bytes
+         << " bytes) is full";
+      throw out_of_memory(os.str(), name, e.failed_allocations[t]);
+    }
+  }
+
+  static std::string type_name(std::uint32_t t) {
+    std::string name = "type " + std::to_string(t);
+    Heap::for_each_type([&]<class T>() {
+      if (Heap::template type_id<T> == t) name = std::string(detail::type_name<T>());
+    });
+    return name;
+  }
+
+  heap_stats stats() const {
+    const auto headers = download_headers();
+    detail::heap_errors e;
+    arch::copy_to_host(&e, view_.errors, sizeof(e));
+    heap_stats s;
+    s.heap_bytes = heap_bytes_;
+    s.block_bytes = view_.block_bytes;
+    s.blocks = view_.blocks;
+    s.types.resize(Heap::num_types);
+    for (std::uint32_t t = 0; t < Heap::num_types; ++t) {
+      s.types[t].name = type_name(t);
+      s.types[t].capacity = geometry_.capacity[t];
+      s.types[t].failed_allocations = e.failed_allocations[t];
+    }
+    for (const auto& h : headers) {
+      if (h.type == detail::no_type) {
+        ++s.free_blocks;
+        continue;
+      }
+      if (h.type >= Heap::num_types) continue;  // verify() reports it
+      const std::uint32_t cap = geometry_.capacity[h.type];
+      const std::uint64_t live = cap - std::popcount(h.free_slots & view_.full_mask(h.type));
+      s.types[h.type].blocks += 1;
+      s.types[h.type].live += live;
+      s.fill_histogram[live == cap ? 10 : std::min<std::uint64_t>(9, live * 10 / cap)] += 1;
+    }
+    return s;
+  }
+
+  /// Checks the heap after quiescence: every block-state bitmap is consistent across its levels
+  /// and with the block headers. Returns "" or the first violation found.
+  std::string verify() const {
+    const auto& v = view_;
+    const auto headers = download_headers();
+    std::vector<std::vector<std::uint64_t>> maps;
+    maps.push_back(detail::download(v.free_blocks()));
+    for (std::uint32_t t = 0; t < Heap::num_types; ++t) maps.push_back(detail::download(v.allocated(t)));
+    for (std::uint32_t t = 0; t < Heap::num_types; ++t) maps.push_back(detail::download(v.active(t)));
+    for (std::size_t i = 0; i < maps.size(); ++i) {
+      const std::string bad = detail::check_consistency(maps[i], v.layout);
+      if (!bad.empty()) return bitmap_name(i) + ": " + bad;
+    }
+    auto bit = [](const std::vector<std::uint64_t>& m, std::uint64_t b) {
+      return ((m[b / 64] >> (b % 64)) & 1u) != 0;
+    };
+    for (std::uint64_t b = 0; b < v.blocks; ++b) {
+      const auto& h = headers[b];
+      std::ostringstream os;
+      os << "block " << b << ": ";
+      if (h.type == detail::no_type) {
+        if (!bit(maps[0], b)) return os.str() + "free block missing from the free bitmap";
+        if (h.free_slots != 0) return os.str() + "free block with free_slots != 0";
+      } else {
+        if (h.type >= Heap::num_types || geometry_.capacity[h.type] == 0)
+          return os.str() + "invalid type id " + std::to_string(h.type);
+        if (bit(maps[0], b)) return os.str() + "block in use is marked free";
+        const std::uint64_t full = v.full_mask(h.type);
+        if (h.free_slots & ~full) return os.str() + "free slots beyond the block's capacity";
+        if (h.free_slots == full) return os.str() + "empty block was not returned to the free blocks";
+        if (!bit(maps[1 + h.type], b)) return os.str() + "missing from allocated[" + type_name(h.type) + "]";
+        if (bit(maps[1 + Heap::num_types + h.type], b) != (h.free_slots != 0))
+          return os.str() + "active[" + type_name(h.type) + "] disagrees with its free slots";
+      }
+      for (std::uint32_t t = 0; t < Heap::num_types; ++t) {
+        if (t == h.type) continue;
+        if (bit(maps[1 + t], b)) return os.str() + "wrongly in allocated[" + type_name(t) + "]";
+        if (bit(maps[1 + Heap::num_types + t], b)) return os.str() + "wrongly in active[" + type_name(t) + "]";
+      }
+    }
+    return {};
+  }
+
+ private:
+  static constexpr std::uint64_t errors_bytes = (sizeof(detail::heap_errors) + 255) / 256 * 256;
+  static constexpr std::uint64_t tail_bytes = errors_bytes + sizeof(detail::heap_view) + 256;
+
+  std::vector<detail::block_header> download_headers() const {
+    std::vector<detail::block_header> h(view_.blocks);
+    arch::copy_to_host(h.data(), view_.headers, h.size() * sizeof(detail::block_header));
+    return h;
+  }
+  static std::string bitmap_name(std::size_t i) {
+    if (i == 0) return "free bitmap";
+    if (i <= Heap::num_types) return "allocated[" + type_name(static_cast<std::uint32_t>(i - 1)) + "]";
+    return "active[" + type_name(static_cast<std::uint32_t>(i - 1 - Heap::num_types)) + "]";
+  }
+  std::string describe_pointer(std::uint64_t p) const {
+    std::ostringstream os;
+    const auto first = reinterpret_cast<std::uintptr_t>(view_.data);
+    const std::uintptr_t block = detail::block_address_of(p);
+    if (p == 0) return "null";
+    if (block < first || block >= first + view_.blocks * view_.block_bytes)
+      return "not inside this heap";
+    os << "claims type " << (detail::type_of(p) < Heap::num_types ? type_name(detail::type_of(p)) : "invalid")
+       << ", block " << (block - first) / view_.block_bytes << ", slot " << detail::slot_of(p);
+    return os.str();
+  }
+
+  std::uint64_t heap_bytes_ = 0;
+  detail::heap_geometry geometry_{};
+  arch::device_buffer<std::byte> memory_;
+  detail::heap_view view_{};
+  detail::heap_view* device_view_ = nullptr;
+};
+
+}  // namespace shoal
