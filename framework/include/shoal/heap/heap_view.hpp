@@ -29,6 +29,16 @@ struct heap_errors {
   unsigned long long first_bad_pointer;              ///< checked mode: the first one
 };
 
+/// Reservation counters (DESIGN §5: reserve before searching). Invariants, for every type t:
+/// free slots in t's blocks ≥ available[t] + slots reserved but not yet claimed, and
+/// free blocks ≥ free_blocks + blocks reserved but not yet claimed. A request therefore either
+/// reserves (and then its search must succeed) or fails at once.
+struct heap_counters {
+  long long available[max_types];  ///< free slots of t not promised to anyone
+  long long opening[max_types];    ///< fresh blocks of t whose spare slots are not yet counted
+  long long free_blocks;           ///< free blocks not promised to anyone
+};
+
 struct heap_view {
   std::byte* data;              ///< block 0
   std::uint64_t block_bytes;    ///< multiple of block_alignment
@@ -37,6 +47,7 @@ struct heap_view {
   block_header* headers;
   std::uint64_t* bitmap_words;  ///< free, allocated[0..n), active[0..n): same layout each
   heap_errors* errors;
+  heap_counters* counters;
   bitmap_layout layout;
   std::uint8_t capacity[max_types];  ///< slots per block; 0 for abstract types
 

@@ -75,10 +75,11 @@ class runtime {
     v.bitmap_words = reinterpret_cast<std::uint64_t*>(v.headers + m);
     v.layout = bitmap_layout::for_bits(m);
     v.errors = reinterpret_cast<detail::heap_errors*>(v.bitmap_words + bitmaps * v.layout.total_words);
+    v.counters = reinterpret_cast<detail::heap_counters*>(reinterpret_cast<std::byte*>(v.errors) + errors_bytes);
     for (std::uint32_t t = 0; t < Heap::num_types; ++t)
       v.capacity[t] = static_cast<std::uint8_t>(geometry_.capacity[t]);
     device_view_ = reinterpret_cast<detail::heap_view*>(
-        reinterpret_cast<std::byte*>(v.errors) + errors_bytes);
+        reinterpret_cast<std::byte*>(v.counters) + counters_bytes);
     if (reinterpret_cast<std::uintptr_t>(memory_.data()) + memory_.size() >=
         (std::uint64_t{1} << detail::address_bits))
       throw error("shoal: the heap lies above 2^47, where object pointers cannot address it");
@@ -104,6 +105,9 @@ class runtime {
                      (1 + 2 * Heap::num_types) * v.layout.total_words * sizeof(std::uint64_t));
     detail::fill(v.free_blocks(), true);
     arch::fill_bytes(v.errors, 0, sizeof(detail::heap_errors));
+    detail::heap_counters counters{};
+    counters.free_blocks = static_cast<long long>(v.blocks);
+    arch::copy_to_device(v.counters, &counters, sizeof(counters));
     arch::copy_to_device(device_view_, &view_, sizeof(view_));
     arch::synchronize();
   }
@@ -214,6 +218,23 @@ class runtime {
       const std::string bad = detail::check_consistency(maps[i], v.layout);
       if (!bad.empty()) return bitmap_name(i) + ": " + bad;
     }
+    detail::heap_counters counters;
+    arch::copy_to_host(&counters, v.counters, sizeof(counters));
+    std::vector<long long> free_slots(Heap::num_types, 0);
+    long long free_blocks = 0;
+    for (const auto& h : headers) {
+      if (h.type == detail::no_type) ++free_blocks;
+      else if (h.type < Heap::num_types) free_slots[h.type] += std::popcount(h.free_slots & v.full_mask(h.type));
+    }
+    if (counters.free_blocks != free_blocks)
+      return "free block counter " + std::to_string(counters.free_blocks) + " but " +
+             std::to_string(free_blocks) + " free blocks";
+    for (std::uint32_t t = 0; t < Heap::num_types; ++t) {
+      if (counters.available[t] != free_slots[t])
+        return "available[" + type_name(t) + "] = " + std::to_string(counters.available[t]) +
+               " but its blocks have " + std::to_string(free_slots[t]) + " free slots";
+      if (counters.opening[t] != 0) return "opening[" + type_name(t) + "] != 0 after quiescence";
+    }
     auto bit = [](const std::vector<std::uint64_t>& m, std::uint64_t b) {
       return ((m[b / 64] >> (b % 64)) & 1u) != 0;
     };
@@ -246,7 +267,9 @@ class runtime {
 
  private:
   static constexpr std::uint64_t errors_bytes = (sizeof(detail::heap_errors) + 255) / 256 * 256;
-  static constexpr std::uint64_t tail_bytes = errors_bytes + sizeof(detail::heap_view) + 256;
+  static constexpr std::uint64_t counters_bytes = (sizeof(detail::heap_counters) + 255) / 256 * 256;
+  static constexpr std::uint64_t tail_bytes =
+      errors_bytes + counters_bytes + sizeof(detail::heap_view) + 256;
 
   std::vector<detail::block_header> download_headers() const {
     std::vector<detail::block_header> h(view_.blocks);

@@ -1,0 +1,321 @@
+// Allocator benchmarks (issue: the SOA heap): make/destroy throughput vs threads and object
+// size, make when few slots are free, churn, time to nullptr on a full heap; baselines in the
+// same run: CUDA's device malloc/free and a bump allocator (one atomic counter, the ceiling).
+#include <cstdio>
+#include <memory>
+#include <string>
+
+#include "common/bench_main.hpp"
+#include "common/device_timer.hpp"
+#include "shoal/shoal.hpp"
+
+namespace shoal::bench {
+
+// One heap per object size, so each class gets 64 slots per block, as it would alone.
+class Obj16;
+class Obj64;
+class Obj256;
+using Heap16 = shoal::heap<Obj16>;
+using Heap64 = shoal::heap<Obj64>;
+using Heap256 = shoal::heap<Obj256>;
+class Obj16 : public object<Heap16, Obj16> {
+ public:
+  SHOAL_FIELDS(Obj16, (unsigned long long, a), (unsigned long long, b))
+  SHOAL_HD explicit Obj16(unsigned long long i) { a = i, b = ~i; }
+};
+class Obj64 : public object<Heap64, Obj64> {
+ public:
+  SHOAL_FIELDS(Obj64, (unsigned long long, a), (unsigned long long[7], b))
+  SHOAL_HD explicit Obj64(unsigned long long i) { a = i; }
+};
+class Obj256 : public object<Heap256, Obj256> {
+ public:
+  SHOAL_FIELDS(Obj256, (unsigned long long, a), (unsigned long long[31], b))
+  SHOAL_HD explicit Obj256(unsigned long long i) { a = i; }
+};
+
+SHOAL_HD inline std::uint64_t hash64(std::uint64_t x) {
+  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
+  x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
+  return x ^ (x >> 31);
+}
+
+template <class T>
+using runtime_of = runtime<typename T::shoal_model>;
+
+template <class T>
+std::size_t heap_bytes_for(std::uint64_t objects) {
+  const std::size_t bytes = objects * shoal::detail::object_data_bytes<T>(1) * 2 + (std::size_t{32} << 20);
+  return bytes;
+}
+
+template <class T>
+void launch_make(runtime_of<T>& rt, T** ptrs, std::uint64_t n, std::uint64_t salt = 0) {
+  rt.launch_async(n, [=] SHOAL_DEVICE(std::size_t i) { ptrs[i] = make<T>(i + salt); });
+}
+/// Destroys ptrs[i] where `keep_bp` (basis points) of a hash says so; 10000 destroys all.
+template <class T>
+void launch_destroy(runtime_of<T>& rt, T** ptrs, std::uint64_t n, std::uint64_t bp = 10000,
+                    std::uint64_t seed = 1) {
+  rt.launch_async(n, [=] SHOAL_DEVICE(std::size_t i) {
+    if (ptrs[i] && hash64(i + seed * 0x9E3779B97F4A7C15ull) % 10000 < bp) {
+      destroy(ptrs[i]);
+      ptrs[i] = nullptr;
+    }
+  });
+}
+
+template <class T>
+void make_throughput(benchmark::State& state, std::uint64_t threads) {
+  runtime_of<T> rt(heap_bytes_for<T>(threads));
+  arch::device_buffer<T*> ptrs(threads);
+  device_timer timer;
+  for (auto _ : state) {
+    rt.clear();
+    state.SetIterationTime(timer.seconds([&] { launch_make<T>(rt, ptrs.data(), threads); }));
+    try {
+      rt.check_errors();
+    } catch (const error& e) {
+      fail(state, e.what());
+      break;
+    }
+  }
+  state.counters["objects_per_s"] =
+      benchmark::Counter(static_cast<double>(threads), benchmark::Counter::kIsIterationInvariantRate);
+  state.counters["threads"] = static_cast<double>(threads);
+}
+
+template <class T>
+void destroy_throughput(benchmark::State& state, std::uint64_t threads) {
+  runtime_of<T> rt(heap_bytes_for<T>(threads));
+  arch::device_buffer<T*> ptrs(threads);
+  device_timer timer;
+  for (auto _ : state) {
+    rt.clear();
+    launch_make<T>(rt, ptrs.data(), threads);
+    rt.synchronize();
+    state.SetIterationTime(timer.seconds([&] { launch_destroy<T>(rt, ptrs.data(), threads); }));
+    if (rt.stats().live() != 0) {
+      fail(state, "objects left after destroying all");
+      break;
+    }
+  }
+  state.counters["objects_per_s"] =
+      benchmark::Counter(static_cast<double>(threads), benchmark::Counter::kIsIterationInvariantRate);
+  state.counters["threads"] = static_cast<double>(threads);
+}
+
+/// Fills the heap completely, frees a scattered `free_bp` fraction of the objects, and times
+/// the allocation of exactly as many objects as slots became free.
+void make_when_full(benchmark::State& state, std::uint64_t slots_log2, std::uint64_t free_bp) {
+  const std::uint64_t wanted_slots = std::uint64_t{1} << slots_log2;
+  runtime_of<Obj16> rt(heap_bytes_for<Obj16>(wanted_slots) / 2);
+  const std::uint64_t slots = rt.blocks() * rt.capacity<Obj16>();
+  arch::device_buffer<Obj16*> ptrs(slots);
+  device_timer timer;
+  std::uint64_t freed = 0;
+  for (auto _ : state) {
+    rt.clear();
+    launch_make<Obj16>(rt, ptrs.data(), slots);
+    launch_destroy<Obj16>(rt, ptrs.data(), slots, free_bp);
+    rt.synchronize();
+    freed = slots - rt.stats().live();
+    arch::device_buffer<Obj16*> more(freed);
+    state.SetIterationTime(timer.seconds([&] { launch_make<Obj16>(rt, more.data(), freed, slots); }));
+    try {
+      rt.check_errors();  // every freed slot must be found again: no failure allowed
+    } catch (const error& e) {
+      fail(state, e.what());
+      break;
+    }
+  }
+  state.counters["objects_per_s"] =
+      benchmark::Counter(static_cast<double>(freed), benchmark::Counter::kIsIterationInvariantRate);
+  state.counters["free_pct"] = free_bp / 100.0;
+  state.counters["requests"] = static_cast<double>(freed);
+}
+
+/// Steady churn: a heap holding n objects loses a random half and regains as many, per round.
+void churn(benchmark::State& state, std::uint64_t n) {
+  runtime_of<Obj16> rt(heap_bytes_for<Obj16>(n));
+  arch::device_buffer<Obj16*> ptrs(n);
+  launch_make<Obj16>(rt, ptrs.data(), n);
+  rt.synchronize();
+  device_timer timer;
+  std::uint64_t round = 0;
+  for (auto _ : state) {
+    ++round;
+    const double s = timer.seconds([&] {
+      launch_destroy<Obj16>(rt, ptrs.data(), n, 5000, round);
+      Obj16** p = ptrs.data();
+      const std::uint64_t salt = round << 40;
+      rt.launch_async(n, [=] SHOAL_DEVICE(std::size_t i) {
+        if (p[i] == nullptr) p[i] = make<Obj16>(i + salt);
+      });
+    });
+    state.SetIterationTime(s);
+  }
+  try {
+    rt.check_errors();
+  } catch (const error& e) {
+    fail(state, e.what());
+  }
+  const heap_stats st = rt.stats();
+  const double min_blocks = static_cast<double>((st.live() + 63) / 64);
+  state.counters["blocks_over_minimum"] = static_cast<double>(st.types[0].blocks) / min_blocks;
+  state.counters["objects_per_s"] =
+      benchmark::Counter(static_cast<double>(n), benchmark::Counter::kIsIterationInvariantRate);
+  if (!rt.verify().empty()) fail(state, "heap inconsistent after churn: " + rt.verify());
+}
+
+/// Time until every one of `requests` allocations on a full heap has returned nullptr.
+void time_to_nullptr(benchmark::State& state, std::uint64_t requests) {
+  runtime_of<Obj16> rt(std::size_t{16} << 20);
+  const std::uint64_t slots = rt.blocks() * rt.capacity<Obj16>();
+  arch::device_buffer<Obj16*> full(slots), more(requests);
+  launch_make<Obj16>(rt, full.data(), slots);
+  rt.synchronize();
+  device_timer timer;
+  for (auto _ : state) {
+    state.SetIterationTime(timer.seconds([&] { launch_make<Obj16>(rt, more.data(), requests); }));
+    try {
+      rt.check_errors();
+      fail(state, "allocations on a full heap succeeded");
+      break;
+    } catch (const out_of_memory& e) {
+      if (e.failed() != requests) {
+        fail(state, "not every request failed");
+        break;
+      }
+    }
+  }
+  state.counters["requests"] = static_cast<double>(requests);
+}
+
+/// The ceiling: one atomic add per object on one counter.
+void bump_allocator(benchmark::State& state, std::uint64_t threads) {
+  arch::device_buffer<unsigned long long> counter(1);
+  arch::device_buffer<std::uint64_t> memory(2 * threads);
+  arch::device_buffer<std::uint64_t*> ptrs(threads);
+  device_timer timer;
+  for (auto _ : state) {
+    counter.zero();
+    unsigned long long* c = counter.data();
+    std::uint64_t* m = memory.data();
+    std::uint64_t** p = ptrs.data();
+    state.SetIterationTime(timer.seconds([&] {
+      arch::for_each_index(threads, [=] SHOAL_DEVICE(std::size_t i) {
+        std::uint64_t* obj = m + 2 * arch::fetch_add_relaxed(*c, 1ull);
+        obj[0] = i;
+        obj[1] = ~i;
+        p[i] = obj;
+      });
+    }));
+  }
+  state.counters["objects_per_s"] =
+      benchmark::Counter(static_cast<double>(threads), benchmark::Counter::kIsIterationInvariantRate);
+}
+
+#if defined(SHOAL_BACKEND_CUDA)
+/// CUDA's device malloc/free of the same sizes, heap limit set large enough.
+void cuda_malloc(benchmark::State& state, std::uint64_t threads, std::uint64_t bytes, bool time_free) {
+  static bool limit_set = [] {
+    SHOAL_CUDA_CHECK(cudaDeviceSetLimit(cudaLimitMallocHeapSize, std::size_t{8} << 30));
+    return true;
+  }();
+  (void)limit_set;
+  arch::device_buffer<std::uint64_t*> ptrs(threads);
+  arch::device_buffer<unsigned long long> failures(1);
+  device_timer timer;
+  std::uint64_t** p = ptrs.data();
+  unsigned long long* f = failures.data();
+  for (auto _ : state) {
+    failures.zero();
+    auto alloc = [&] {
+      arch::for_each_index(threads, [=] SHOAL_DEVICE(std::size_t i) {
+        auto* q = static_cast<std::uint64_t*>(malloc(bytes));
+        if (q) q[0] = i; else arch::fetch_add(*f, 1ull);
+        p[i] = q;
+      });
+    };
+    auto release = [&] {
+      arch::for_each_index(threads, [=] SHOAL_DEVICE(std::size_t i) { free(p[i]); });
+    };
+    if (time_free) {
+      alloc();
+      state.SetIterationTime(timer.seconds(release));
+    } else {
+      state.SetIterationTime(timer.seconds(alloc));
+      release();
+    }
+    arch::synchronize();
+    if (failures.read(0) != 0) {
+      fail(state, "device malloc returned NULL");
+      break;
+    }
+  }
+  state.counters["objects_per_s"] =
+      benchmark::Counter(static_cast<double>(threads), benchmark::Counter::kIsIterationInvariantRate);
+  state.counters["threads"] = static_cast<double>(threads);
+}
+#endif
+
+#if defined(SHOAL_BACKEND_CUDA)
+constexpr int thread_log2s[] = {10, 12, 14, 16, 18, 20, 22, 24};
+constexpr int malloc_max_log2 = 20;
+constexpr std::uint64_t sweep_slots_log2 = 24;
+constexpr std::uint64_t churn_objects = 1 << 22;
+constexpr std::uint64_t nullptr_requests = 1 << 20;
+constexpr int repetitions = 5;
+#else
+constexpr int thread_log2s[] = {10, 12, 14, 16};
+constexpr std::uint64_t sweep_slots_log2 = 16;
+constexpr std::uint64_t churn_objects = 1 << 16;
+constexpr std::uint64_t nullptr_requests = 1 << 14;
+constexpr int repetitions = 3;
+#endif
+
+template <class F, class... Args>
+void add(const std::string& name, F f, Args... args) {
+  benchmark::RegisterBenchmark(name.c_str(), [=](benchmark::State& s) { f(s, args...); })
+      ->UseManualTime()
+      ->Unit(benchmark::kMicrosecond)
+      ->Repetitions(repetitions)
+      ->ReportAggregatesOnly(true);
+}
+
+void register_heap_benchmarks() {
+  for (const int log2 : thread_log2s) {
+    const std::uint64_t n = std::uint64_t{1} << log2;
+    const std::string t = "/threads:" + std::to_string(n);
+    add("make/bytes:16" + t, make_throughput<Obj16>, n);
+    add("make/bytes:64" + t, make_throughput<Obj64>, n);
+    add("make/bytes:256" + t, make_throughput<Obj256>, n);
+    add("destroy/bytes:16" + t, destroy_throughput<Obj16>, n);
+    add("destroy/bytes:64" + t, destroy_throughput<Obj64>, n);
+    add("destroy/bytes:256" + t, destroy_throughput<Obj256>, n);
+    add("bump/bytes:16" + t, bump_allocator, n);
+#if defined(SHOAL_BACKEND_CUDA)
+    if (log2 <= malloc_max_log2) {
+      for (std::uint64_t bytes : {16, 64, 256}) {
+        add("cuda_malloc/bytes:" + std::to_string(bytes) + t, cuda_malloc, n, bytes, false);
+        add("cuda_free/bytes:" + std::to_string(bytes) + t, cuda_malloc, n, bytes, true);
+      }
+    }
+#endif
+  }
+  for (const std::uint64_t bp : {5000, 1000, 100, 50}) {
+    char pct[16];
+    std::snprintf(pct, sizeof pct, "%g", bp / 100.0);
+    add(std::string("make_when_full/free_pct:") + pct, make_when_full, sweep_slots_log2, bp);
+  }
+  add("churn/objects:" + std::to_string(churn_objects), churn, churn_objects);
+  add("time_to_nullptr/requests:" + std::to_string(nullptr_requests), time_to_nullptr, nullptr_requests);
+}
+
+}  // namespace shoal::bench
+
+int main(int argc, char** argv) {
+  using namespace shoal::bench;
+  return run_benchmarks(argc, argv, default_flags{}, register_heap_benchmarks);
+}
