@@ -33,6 +33,8 @@ SHOAL_HD SHOAL_FORCEINLINE int popc(std::uint64_t x) { return __popcll(x); }
 /// Index of the lowest set bit; undefined for 0.
 SHOAL_HD SHOAL_FORCEINLINE int lowest_bit(std::uint64_t x) { return __ffsll(static_cast<long long>(x)) - 1; }
 SHOAL_HD SHOAL_FORCEINLINE int lowest_bit(std::uint32_t x) { return __ffs(static_cast<int>(x)) - 1; }
+/// Number of leading zero bits; 64 for 0.
+SHOAL_HD SHOAL_FORCEINLINE int count_leading_zeros(std::uint64_t x) { return __clzll(static_cast<long long>(x)); }
 SHOAL_HD SHOAL_FORCEINLINE std::uint64_t rotate_right(std::uint64_t x, int r) {
   r &= 63;
   return r == 0 ? x : (x >> r) | (x << (64 - r));
@@ -43,6 +45,7 @@ SHOAL_HD SHOAL_FORCEINLINE int popc(std::uint64_t x) { return std::popcount(x); 
 /// Index of the lowest set bit; undefined for 0.
 SHOAL_HD SHOAL_FORCEINLINE int lowest_bit(std::uint64_t x) { return std::countr_zero(x); }
 SHOAL_HD SHOAL_FORCEINLINE int lowest_bit(std::uint32_t x) { return std::countr_zero(x); }
+SHOAL_HD SHOAL_FORCEINLINE int count_leading_zeros(std::uint64_t x) { return std::countl_zero(x); }
 SHOAL_HD SHOAL_FORCEINLINE std::uint64_t rotate_right(std::uint64_t x, int r) { return std::rotr(x, r); }
 #endif
 

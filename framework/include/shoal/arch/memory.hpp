@@ -13,8 +13,8 @@
 
 namespace shoal::arch {
 
-/// Allocates `bytes` of device memory aligned to at least 256 bytes. Throws std::bad_alloc
-/// (with the size in the message via backend_error) when the device has no room.
+/// Allocates `bytes` of device memory aligned to at least 256 bytes. Throws backend_error
+/// naming the size when the device has no room.
 inline void* device_allocate(std::size_t bytes) {
   if (bytes == 0) return nullptr;
 #if defined(SHOAL_BACKEND_CUDA)

@@ -87,13 +87,23 @@ class bitmap_ref {
     while (!try_clear_at(0, i)) arch::spin_pause();
   }
 
-  /// Random descent from the top word to a leaf word that is non-zero, choosing a random set
-  /// bit at each level. Returns the leaf word index and its snapshot in `bits`, or bitmap_npos
-  /// when the walk met a zero word (the bitmap is empty or a parent bit is momentarily stale).
-  SHOAL_DEVICE std::uint64_t random_leaf(walk_rng& rng, std::uint64_t& bits) const {
+  /// A leaf word with set bits, found at random: a uniformly random leaf word first (dense
+  /// bitmaps end here, after one load), else a descent from the top word choosing a random set
+  /// bit at each level. Both first loads are issued together, so the flat probe costs no
+  /// latency. Returns the leaf word index and its snapshot in `bits`, or bitmap_npos when the
+  /// walk met a zero word; `saw_empty` tells whether that was the top word (empty bitmap).
+  SHOAL_DEVICE std::uint64_t random_leaf(walk_rng& rng, std::uint64_t& bits,
+                                         bool* saw_empty = nullptr) const {
+    const std::uint64_t flat_index = rng.below(layout_.words[0]);
+    const std::uint64_t flat = arch::load_relaxed(level_words(0)[flat_index]);
+    std::uint64_t word = arch::load_relaxed(*level_words(layout_.top()));
+    if (saw_empty) *saw_empty = word == 0;
+    if (flat != 0) {
+      bits = flat;
+      return flat_index;
+    }
     std::uint64_t w = 0;
     for (int level = layout_.top();; --level) {
-      const std::uint64_t word = arch::load_relaxed(level_words(level)[w]);
       if (word == 0) {
         bits = 0;
         return bitmap_npos;
@@ -104,6 +114,7 @@ class bitmap_ref {
       }
       const int r = static_cast<int>(rng.next() & 63);
       w = w * 64 + ((arch::lowest_bit(arch::rotate_right(word, r)) + r) & 63);
+      word = arch::load_relaxed(level_words(level - 1)[w]);
     }
   }
 
@@ -132,7 +143,8 @@ class bitmap_ref {
     bool needs = true;
     for (std::uint32_t round = 1;; ++round) {
       std::uint64_t bits = 0;
-      const std::uint64_t w = random_leaf(rng, bits);
+      bool saw_empty = false;
+      const std::uint64_t w = random_leaf(rng, bits, &saw_empty);
       std::uint64_t* word = w == bitmap_npos ? nullptr : level_words(0) + w;
       const detail::claim_result c = detail::claim_pooled(mask, needs, word, bits);
       if (c.emptied_word()) clear_at(1, w);  // this lane's atomic emptied the word
@@ -143,9 +155,8 @@ class bitmap_ref {
         if (probes) probes->rounds = round;
       }
       // Uniform across the lanes of `mask`: everyone leaves together.
-      const bool anyone_needs = arch::ballot(mask, needs) != 0;
-      if (!anyone_needs) break;
-      if (arch::ballot(mask, empty()) != 0) break;  // fail fast: nothing left to find
+      if (arch::ballot(mask, needs) == 0) break;
+      if (arch::ballot(mask, saw_empty) != 0) break;  // fail fast: nothing left to find
     }
     if (needs && probes) probes->rounds = 0;
     return result;

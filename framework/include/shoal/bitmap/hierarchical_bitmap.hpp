@@ -18,9 +18,7 @@ class hierarchical_bitmap {
  public:
   /// A bitmap of `bits` bits, all clear (or all set).
   explicit hierarchical_bitmap(std::uint64_t bits, bool all_set = false)
-      : layout_(bitmap_layout::for_bits(bits)), words_(layout_.total_words) {
-    if (bits > (std::uint64_t{1} << 36))
-      throw error("hierarchical_bitmap: at most 2^36 bits, asked for " + std::to_string(bits));
+      : layout_(checked_layout(bits)), words_(layout_.total_words) {
     all_set ? set_all() : clear_all();
   }
 
@@ -56,6 +54,12 @@ class hierarchical_bitmap {
   }
 
  private:
+  static bitmap_layout checked_layout(std::uint64_t bits) {
+    if (bits > (std::uint64_t{1} << 36))
+      throw error("hierarchical_bitmap: at most 2^36 bits, asked for " + std::to_string(bits));
+    return bitmap_layout::for_bits(bits);
+  }
+
   bitmap_layout layout_;
   arch::device_buffer<std::uint64_t> words_;
 };

@@ -31,48 +31,59 @@ struct claim_result {
   SHOAL_HD bool emptied_word() const { return claimed() != 0 && (previous & ~handed) == 0; }
 };
 
+/// Exclusive prefix sum over the lanes of `mask` of values in [0, 32]: one ballot per bit.
+SHOAL_DEVICE inline int lane_prefix_sum(arch::lane_mask mask, int value, int& total) {
+  int before = 0;
+  total = 0;
+  for (int b = 0; b < 6; ++b) {
+    const arch::lane_mask has = arch::ballot(mask, (value >> b) & 1);
+    before += arch::popc(has & arch::lanes_below()) << b;
+    total += arch::popc(has) << b;
+  }
+  return before;
+}
+
 SHOAL_DEVICE inline claim_result claim_pooled(arch::lane_mask mask, bool needs,
                                               std::uint64_t* word, std::uint64_t seen) {
   claim_result r;
   // Lanes that landed on the same word: only the lowest offers it, so one atomic per word.
-  const arch::lane_mask same =
-      arch::match_any(mask, reinterpret_cast<std::uintptr_t>(word));
-  std::uint64_t remaining =
+  const arch::lane_mask same = arch::match_any(mask, reinterpret_cast<std::uintptr_t>(word));
+  const std::uint64_t offer =
       (word != nullptr && arch::lowest_bit(same) == arch::lane_id()) ? seen : 0;
 
-  arch::lane_mask pending = arch::ballot(mask, needs);
-  std::uint64_t hand_out = 0;
-  // Each round every owner offers its lowest remaining bit and every pending needer takes
-  // one offer; a round serves min(#owners, #needers). Rounds ≤ number of needers.
-  while (true) {
-    const bool offers = remaining != 0;
-    const arch::lane_mask has = arch::ballot(mask, offers);
-    if (has == 0 || pending == 0) break;
-    const bool pending_me = (pending >> arch::lane_id()) & 1u;
-    const int need_rank = arch::rank_in(pending);
-    const bool served = pending_me && need_rank < arch::popc(has);
-    const int src = served ? arch::nth_set_bit(has, need_rank) : arch::lane_id();
-    const int offered_bit = offers ? arch::lowest_bit(remaining) : -1;
-    const int got_bit = arch::shuffle(mask, offered_bit, src);
-    if (served) {
-      r.owner = src;
-      r.bit = got_bit;
-    }
-    if (offers && arch::rank_in(has) < arch::popc(pending)) {
-      const std::uint64_t b = std::uint64_t{1} << offered_bit;
-      hand_out |= b;
-      remaining &= ~b;
-    }
-    pending &= ~arch::ballot(mask, served);
-  }
+  // Offered bits are numbered lane by lane, lowest bits first; no lane needs more than 32.
+  const arch::lane_mask needers = arch::ballot(mask, needs);
+  const int want = arch::popc(needers);
+  int offered_total = 0;
+  const int count = arch::popc(offer) < 32 ? arch::popc(offer) : 32;
+  const int first = lane_prefix_sum(mask, count, offered_total);
+  const int take = want - first <= 0 ? 0 : (want - first < count ? want - first : count);
 
-  if (hand_out != 0) {
-    r.handed = hand_out;
-    r.previous = arch::fetch_and(*word, ~hand_out);
+  // Needer of rank s gets offered bit number s: its owner is the lane whose range of numbers
+  // [first, first + take) holds s. Owners mark where their ranges start.
+  const arch::lane_mask owners = arch::ballot(mask, take > 0);
+  const std::uint64_t starts = arch::reduce_or(mask, take > 0 ? std::uint64_t{1} << first : 0);
+  const int s = arch::rank_in(needers);
+  const bool served = needs && s < offered_total;
+  int owner = arch::lane_id();
+  int k = 0;
+  if (served) {
+    const std::uint64_t at_or_below = starts & ((std::uint64_t{2} << s) - 1);
+    const int start = 63 - arch::count_leading_zeros(at_or_below);
+    owner = arch::nth_set_bit(owners, arch::popc(starts & ((std::uint64_t{1} << start) - 1)));
+    k = s - start;
   }
-  const std::uint64_t owner_claimed =
-      arch::shuffle(mask, r.claimed(), r.owner >= 0 ? r.owner : arch::lane_id());
-  r.obtained = r.owner >= 0 && ((owner_claimed >> r.bit) & 1u);
+  if (take > 0) {
+    r.handed = arch::lowest_set_bits(offer, take);
+    r.previous = arch::fetch_and(*word, ~r.handed);
+  }
+  const std::uint64_t owner_handed = arch::shuffle(mask, r.handed, owner);
+  const std::uint64_t owner_claimed = arch::shuffle(mask, r.claimed(), owner);
+  if (served) {
+    r.owner = owner;
+    r.bit = arch::nth_set_bit(owner_handed, k);
+    r.obtained = (owner_claimed >> r.bit) & 1u;
+  }
   return r;
 }
 

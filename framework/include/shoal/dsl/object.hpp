@@ -70,6 +70,15 @@ class object : public std::conditional_t<std::is_void_v<Base>, detail::object_ro
 #endif
   }
   SHOAL_HD static void* operator new(std::size_t, void* where) noexcept { return where; }
+  /// Frees a slot whose constructor did not complete (cpu backend, throwing constructor).
+  SHOAL_HD static void operator delete(void* p) noexcept {
+#if SHOAL_IN_DEVICE_CODE
+    if (p != nullptr) detail::deallocate(detail::current_heap(), p);
+#else
+    (void)p;
+#endif
+  }
+  SHOAL_HD static void operator delete(void*, void*) noexcept {}
 
   /// `delete p`: runs the destructor of p's real class, then frees its slot.
   SHOAL_HD static void operator delete(object* o, std::destroying_delete_t) noexcept {

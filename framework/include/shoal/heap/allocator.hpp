@@ -53,8 +53,14 @@ SHOAL_DEVICE inline void release_slots(const heap_view& h, std::uint64_t b, std:
   if ((prev | bits) != full) return;
   // The block is empty. Un-count its slots (if nobody has reserved them), then invalidate it
   // with one CAS (all free → nothing to take) so no allocation can slip in, and return it.
+  // Another freer of this block may not have counted its slot yet: wait for it, unless an
+  // allocation takes a slot of this block meanwhile (then the block stays in use). Both
+  // happen: reservations that drain the count must claim slots, some of them here.
   const long long capacity = h.capacity[t];
-  if (!take_exactly(n.available[t], capacity)) return;
+  while (!take_exactly(n.available[t], capacity)) {
+    if (arch::load_relaxed(hdr.free_slots) != full) return;
+    arch::spin_pause();
+  }
   std::uint64_t expected = full;
   if (!arch::compare_exchange(hdr.free_slots, expected, std::uint64_t{0})) {
     arch::fetch_add(n.available[t], capacity);  // an allocation got in first: keep the block

@@ -1,0 +1,231 @@
+#!/usr/bin/env bash
+# shellcheck source-path=SCRIPTDIR/..
+# The GPU check, for a machine with an NVIDIA GPU (the reference is an H100/H200, sm_90) that has
+# nvcc, cmake, ninja, GoogleTest and Google Benchmark installed. Needs no network.
+#
+#   1. build     cuda-release preset (Ninja, -j$JOBS), skipped when build/cuda-release already
+#                holds a built tests/shoal_gpu_tests (so a build tree made elsewhere can be carried)
+#   2. ctest     ctest -L gpu --output-on-failure (a skipped test counts as a failure here:
+#                on a GPU machine it means the GPU was not usable)
+#   3. memcheck  compute-sanitizer --tool memcheck on build/cuda-release/tests/shoal_gpu_tests
+#   4. racecheck compute-sanitizer --tool racecheck on the same binary
+#   5. bench     the demo app once, then every benchmark binary under build/cuda-release/bench/
+#                with --benchmark_out=$OUT/<name>.json
+#
+# Every step runs even when an earlier one failed; the script exits 1 at the end if any failed.
+# Logs (at most 8 files in all): $OUT/build.log ctest.log memcheck.log racecheck.log bench.log and
+# the benchmark JSON files (packed into $OUT/bench_json.tar when there are more than three).
+#
+# Environment:
+#   OUT               where logs and results go (default: build/gpu-check)
+#   SANITIZER_FILTER  gtest filter for the sanitizer runs, e.g. 'Bitmap.Sequential*:BitmapLayout.*'
+#   JOBS              build parallelism (default 16)
+#   BENCH_ARGS        extra arguments for every benchmark binary (e.g. --benchmark_min_time=0.1s)
+#   GPU_CHECK_BUDGET  seconds for the whole script (default 560); each step's time limit is
+#                     capped so that the script ends, with its summary, inside this budget
+#   BUILD_TIMEOUT (420) CTEST_TIMEOUT (240) SANITIZER_TIMEOUT (150, each tool)
+#   BENCH_TIMEOUT (300, each binary)   per-step limits in seconds
+#
+# On an H100, building takes about a minute with 16 jobs, memcheck of the whole suite under two
+# minutes, and racecheck much longer (the hot-word churn test alone outlasts 100 s): narrow the
+# sanitizer runs with SANITIZER_FILTER when the whole check must fit a 10-minute window.
+set -uo pipefail
+
+cd "$(dirname "${BASH_SOURCE[0]}")/.." || exit 1
+. scripts/lib/common.sh
+
+OUT=${OUT:-$PWD/build/gpu-check}
+mkdir -p "$OUT"
+OUT=$(cd "$OUT" && pwd -P)
+PRESET=cuda-release
+BUILD=build/$PRESET
+TEST_BIN=$BUILD/tests/shoal_gpu_tests
+JOBS=${JOBS:-16}
+DEADLINE=$((SECONDS + ${GPU_CHECK_BUDGET:-560}))
+
+FAILED=()
+declare -A RESULT
+
+fail() { FAILED+=("$1"); }
+
+# Time limit for a step: its own limit, but never past the deadline (at least 5 s).
+limit_for() {
+  local want=$1 left=$((DEADLINE - SECONDS))
+  ((want > left)) && want=$left
+  ((want < 5)) && want=5
+  echo "$want"
+}
+
+# run_logged <log> <seconds> <command...>: runs the command under a time limit, appending its
+# output to the log and to stdout. Returns the command's status (124 on timeout).
+run_logged() {
+  local log=$1 secs=$2
+  shift 2
+  echo "\$ $*  (limit ${secs}s)" | tee -a "$log"
+  timeout -k 15 "$secs" "$@" 2>&1 | tee -a "$log"
+  local rc=${PIPESTATUS[0]}
+  ((rc == 124 || rc == 137)) && echo "!!! timed out after ${secs}s" | tee -a "$log"
+  return "$rc"
+}
+
+for f in build ctest memcheck racecheck bench; do : >"$OUT/$f.log"; done
+
+# ---------------------------------------------------------------------------------------------
+shoal_section "environment"
+shoal_find_nvcc || true
+{
+  echo "host: $(uname -srm), $(nproc) cores"
+  nvidia-smi -L 2>&1 || echo "nvidia-smi -L failed"
+  [[ -n "${SHOAL_NVCC:-}" ]] && "$SHOAL_NVCC" --version | tail -n2
+  cmake --version 2>&1 | head -n1
+  echo "ninja $(ninja --version 2>&1)"
+} 2>&1 | tee -a "$OUT/build.log"
+if ! shoal_gpu_usable; then
+  echo "!!! no usable GPU: nvidia-smi -L lists none" | tee -a "$OUT/build.log"
+  fail "gpu"
+fi
+
+# ---------------------------------------------------------------------------------------------
+shoal_section "build ($PRESET)"
+if [[ -x "$TEST_BIN" ]]; then
+  echo "build: skipped, $TEST_BIN is already built" | tee -a "$OUT/build.log"
+  RESULT[build]="skipped ($TEST_BIN already built)"
+else
+  start=$SECONDS
+  if run_logged "$OUT/build.log" "$(limit_for "${BUILD_TIMEOUT:-420}")" cmake --preset "$PRESET" &&
+     run_logged "$OUT/build.log" "$(limit_for "${BUILD_TIMEOUT:-420}")" \
+       cmake --build --preset "$PRESET" -j"$JOBS"; then
+    RESULT[build]="ok ($(shoal_duration $((SECONDS - start))))"
+  else
+    RESULT[build]="FAILED (see build.log)"
+    fail build
+  fi
+fi
+
+# A build tree made on another machine records that machine's paths and CMake: ctest cannot use
+# it here unless both match, so otherwise the test binary is run directly instead.
+foreign=0
+cache_dir=$(sed -n 's/^CMAKE_CACHEFILE_DIR:INTERNAL=//p' "$BUILD/CMakeCache.txt" 2>/dev/null)
+cmake_cmd=$(sed -n 's/^CMAKE_COMMAND:INTERNAL=//p' "$BUILD/CMakeCache.txt" 2>/dev/null)
+if [[ -z "$cache_dir" || "$(cd "$cache_dir" 2>/dev/null && pwd -P)" != "$(cd "$BUILD" 2>/dev/null && pwd -P)" ]]; then
+  foreign=1
+elif [[ ! -x "$cmake_cmd" ]]; then
+  foreign=1  # ctest's test discovery would call the CMake that configured the tree
+fi
+
+# ---------------------------------------------------------------------------------------------
+shoal_section "ctest -L gpu"
+if [[ ! -x "$TEST_BIN" ]]; then
+  RESULT[ctest]="not run: $TEST_BIN missing"
+  fail ctest
+else
+  if ((foreign == 0)); then
+    run_logged "$OUT/ctest.log" "$(limit_for "${CTEST_TIMEOUT:-240}")" \
+      ctest --test-dir "$BUILD" -L gpu --output-on-failure --no-tests=error
+    rc=$?
+    summary=$(grep -E 'tests passed|tests failed' "$OUT/ctest.log" | tail -n1)
+  else
+    echo "build tree made elsewhere ($cache_dir, $cmake_cmd): running $TEST_BIN directly instead of ctest" |
+      tee -a "$OUT/ctest.log"
+    run_logged "$OUT/ctest.log" "$(limit_for "${CTEST_TIMEOUT:-240}")" "$TEST_BIN"
+    rc=$?
+    summary=$(grep -E '^\[  (PASSED|FAILED)  \] [0-9]+ test' "$OUT/ctest.log" | tr '\n' ' ')
+  fi
+  # ctest marks a skipped test "***Skipped"; gtest lists each one twice ("[  SKIPPED ] Name").
+  skipped=$({ grep -E '\*\*\*Skipped' "$OUT/ctest.log"; grep -oE '^\[  SKIPPED \] [^ ]+' "$OUT/ctest.log"; } | sort -u | wc -l)
+  RESULT[ctest]="${summary:-no summary line (status $rc)}"
+  if ((rc != 0)); then
+    fail ctest
+  elif ((skipped > 0)); then
+    RESULT[ctest]+=" -- but $skipped test(s) SKIPPED (no usable GPU?)"
+    fail ctest
+  fi
+fi
+
+# ---------------------------------------------------------------------------------------------
+SANITIZER=""
+for s in compute-sanitizer /usr/local/cuda/bin/compute-sanitizer \
+         /usr/local/cuda/compute-sanitizer/compute-sanitizer; do
+  if command -v "$s" >/dev/null 2>&1; then SANITIZER=$(command -v "$s"); break; fi
+done
+filter_args=()
+[[ -n "${SANITIZER_FILTER:-}" ]] && filter_args=("--gtest_filter=$SANITIZER_FILTER")
+
+for tool in memcheck racecheck; do
+  shoal_section "compute-sanitizer --tool $tool${SANITIZER_FILTER:+ (filter $SANITIZER_FILTER)}"
+  log="$OUT/$tool.log"
+  if [[ -z "$SANITIZER" ]]; then
+    echo "compute-sanitizer not found" | tee -a "$log"
+    RESULT[$tool]="not run: compute-sanitizer not found"
+    fail "$tool"
+    continue
+  fi
+  if [[ ! -x "$TEST_BIN" ]]; then
+    RESULT[$tool]="not run: $TEST_BIN missing"
+    fail "$tool"
+    continue
+  fi
+  extra=()
+  [[ $tool == memcheck ]] && extra=(--leak-check full)
+  # A distinct exit code tells the sanitizer's findings apart from failing tests.
+  run_logged "$log" "$(limit_for "${SANITIZER_TIMEOUT:-150}")" \
+    "$SANITIZER" --tool "$tool" "${extra[@]}" --error-exitcode 86 "$TEST_BIN" "${filter_args[@]}"
+  rc=$?
+  line=$(grep -E '(ERROR|RACECHECK) SUMMARY' "$log" | tail -n1 | sed 's/^=* *//')
+  case $rc in
+    0) why="" ;;
+    86) why="the sanitizer reported errors" ;;
+    124 | 137) why="timed out (raise SANITIZER_TIMEOUT or narrow SANITIZER_FILTER)" ;;
+    *) why="tests failed under the sanitizer (status $rc)" ;;
+  esac
+  RESULT[$tool]="${line:-no summary line}${why:+ -- $why}"
+  if ((rc != 0)) || [[ -z "$line" ]]; then fail "$tool"; fi
+done
+
+# ---------------------------------------------------------------------------------------------
+shoal_section "benchmarks"
+log="$OUT/bench.log"
+bench_failed=0
+bench_ran=0
+demo="$BUILD/bin/bitmap_demo"
+if [[ -x "$demo" ]]; then
+  run_logged "$log" "$(limit_for 60)" "$demo" || { bench_failed=1; echo "!!! bitmap_demo failed" | tee -a "$log"; }
+fi
+json_dir=$(mktemp -d)
+mapfile -t benches < <(find "$BUILD/bench" -type f -perm -u+x -not -path '*/CMakeFiles/*' 2>/dev/null | sort)
+read -r -a bench_args <<<"${BENCH_ARGS:-}"
+for b in "${benches[@]}"; do
+  name=$(basename "$b")
+  run_logged "$log" "$(limit_for "${BENCH_TIMEOUT:-300}")" "$b" \
+    --benchmark_out="$json_dir/$name.json" --benchmark_out_format=json "${bench_args[@]}" ||
+    { bench_failed=1; echo "!!! $name failed" | tee -a "$log"; }
+  bench_ran=$((bench_ran + 1))
+done
+mapfile -t jsons < <(find "$json_dir" -name '*.json' | sort)
+if ((${#jsons[@]} > 3)); then  # 5 logs + 3 files = the 8 files that come back
+  tar -C "$json_dir" -cf "$OUT/bench_json.tar" .
+  echo "benchmark JSON files packed into bench_json.tar" | tee -a "$log"
+elif ((${#jsons[@]} > 0)); then
+  cp "${jsons[@]}" "$OUT/"
+fi
+rm -rf "$json_dir"
+if ((bench_ran == 0)); then
+  RESULT[bench]="no benchmark binaries under $BUILD/bench"
+else
+  RESULT[bench]="$bench_ran binaries, ${#jsons[@]} JSON files"
+fi
+if ((bench_failed)); then
+  RESULT[bench]+=" -- FAILURES (see bench.log)"
+  fail bench
+fi
+
+# ---------------------------------------------------------------------------------------------
+shoal_section "gpu-check results"
+for step in build ctest memcheck racecheck bench; do
+  printf '%-10s %s\n' "$step:" "${RESULT[$step]:-not run}"
+done
+if ((${#FAILED[@]})); then
+  echo "gpu-check: FAILED (${FAILED[*]}); logs in $OUT"
+  exit 1
+fi
+echo "gpu-check: PASSED; logs in $OUT"

@@ -1,0 +1,106 @@
+#!/usr/bin/env bash
+# shellcheck source-path=SCRIPTDIR/..
+# Builds and tests Shoal: the command CI runs (through .ci/run) and the one to run before a commit.
+#
+#   1. installs missing Debian packages (apt-get; only when something is missing)
+#   2. cpu-release:  configure, build, ctest
+#   3. cpu-tsan:     configure, build, ctest under ThreadSanitizer (keeps the lock-free code honest)
+#   4. cuda-release: configure and build when nvcc is found, so nvcc-only breakage fails here too;
+#                    ctest -L gpu only when a GPU is usable
+#
+# Works on a fresh Debian 12 machine without a GPU (as root, or with sudo). Build trees go to
+# build/<preset> (see CMakePresets.json); a second run is incremental.
+set -Eeuo pipefail
+
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+. scripts/lib/common.sh
+. scripts/lib/ensure_packages.sh
+
+JOBS=$(nproc)
+T0=$SECONDS
+STEP="setup"
+STEP_START=$SECONDS
+TIMINGS=()
+NOTE=""
+
+begin_step() {
+  STEP=$1
+  STEP_START=$SECONDS
+}
+end_step() {
+  TIMINGS+=("$STEP $(shoal_duration $((SECONDS - STEP_START)))")
+}
+finish() {
+  local rc=$?
+  local times
+  times=$(IFS=','; echo "${TIMINGS[*]:-}")
+  times=${times//,/, }
+  echo
+  if ((rc == 0)); then
+    echo "test.sh: PASSED in $(shoal_duration $((SECONDS - T0))) (${times})${NOTE:+; $NOTE}"
+  else
+    echo "test.sh: FAILED in step '$STEP' (status $rc) after $(shoal_duration $((SECONDS - T0)))${times:+; passed before it: $times}"
+  fi
+}
+trap finish EXIT
+
+# configure + build (+ test) one preset. Each command is a separate step so that errexit holds.
+configure_and_build() {
+  local preset=$1
+  shoal_section "$preset: configure"
+  shoal_timed cmake --preset "$preset"
+  shoal_section "$preset: build (-j$JOBS)"
+  shoal_timed cmake --build --preset "$preset" -j"$JOBS"
+}
+
+# ---------------------------------------------------------------------------------------------
+begin_step packages
+shoal_section "packages"
+shoal_ensure_packages "${SHOAL_PACKAGES[@]}"
+echo "cmake $(cmake --version | sed -n '1s/cmake version //p'), ninja $(ninja --version)," \
+  "$(g++ --version | head -n1), $(nproc) cores${CI:+, CI=$CI}"
+end_step
+
+# ---------------------------------------------------------------------------------------------
+begin_step cpu-release
+configure_and_build cpu-release
+shoal_section "cpu-release: test"
+shoal_timed ctest --preset cpu-release
+end_step
+
+# ---------------------------------------------------------------------------------------------
+begin_step cpu-tsan
+configure_and_build cpu-tsan
+shoal_section "cpu-tsan: test (ThreadSanitizer)"
+export TSAN_OPTIONS="halt_on_error=1${TSAN_OPTIONS:+ $TSAN_OPTIONS}"
+# GCC 12's ThreadSanitizer cannot map its shadow memory when the kernel randomizes mmap with
+# more than 28 bits ("FATAL: ThreadSanitizer: unexpected memory mapping"); run the tests with
+# address-space randomization off then, where the kernel lets us.
+tsan_prefix=()
+rnd_bits=$(cat /proc/sys/vm/mmap_rnd_bits 2>/dev/null || echo 0)
+if ((rnd_bits > 28)) && setarch "$(uname -m)" -R true 2>/dev/null; then
+  echo "vm.mmap_rnd_bits=$rnd_bits: running the tests with ASLR off (setarch -R)"
+  tsan_prefix=(setarch "$(uname -m)" -R)
+fi
+shoal_timed "${tsan_prefix[@]}" ctest --preset cpu-tsan
+end_step
+
+# ---------------------------------------------------------------------------------------------
+begin_step cuda-release
+if shoal_find_nvcc; then
+  echo "nvcc: $SHOAL_NVCC ($("$SHOAL_NVCC" --version | sed -n 's/^Cuda compilation tools, //p'))"
+  configure_and_build cuda-release
+  if shoal_gpu_usable; then
+    shoal_section "cuda-release: test (label gpu)"
+    shoal_timed ctest --preset cuda-release
+    NOTE="GPU tests ran"
+  else
+    echo "cuda-release: GPU tests built but not run (no usable GPU: nvidia-smi -L lists none)"
+    NOTE="cuda built, GPU tests not run (no GPU)"
+  fi
+else
+  echo "cuda-release: skipped (nvcc is neither on the PATH nor in /usr/local/cuda/bin)"
+  NOTE="cuda skipped (no nvcc)"
+fi
+end_step
+STEP="done"
