@@ -29,13 +29,36 @@ SHOAL_DEVICE inline long long take_up_to(long long& counter, long long want) {
   }
   return 0;
 }
-/// Takes exactly `want` or nothing.
-SHOAL_DEVICE inline bool take_exactly(long long& counter, long long want) {
-  long long seen = arch::load_relaxed(counter);
-  while (seen >= want) {
-    if (arch::compare_exchange(counter, seen, seen - want)) return true;
+
+SHOAL_DEVICE SHOAL_FORCEINLINE long long& available_shard(const heap_view& h, std::uint32_t t, int s) {
+  return h.counters->available[t][s][0];
+}
+SHOAL_DEVICE SHOAL_FORCEINLINE int my_shard() { return arch::processor_id() % available_shards; }
+SHOAL_DEVICE SHOAL_FORCEINLINE long long& opening(const heap_view& h, std::uint32_t t) {
+  return h.counters->opening[t][0];
+}
+SHOAL_DEVICE SHOAL_FORCEINLINE long long& free_block_count(const heap_view& h) {
+  return h.counters->free_blocks[0];
+}
+
+/// Makes n free slots of t available (to this processor's shard).
+SHOAL_DEVICE inline void credit_available(const heap_view& h, std::uint32_t t, long long n) {
+  arch::fetch_add(available_shard(h, t, my_shard()), n);
+}
+/// Takes up to `want` available slots of t: this processor's shard first, then the others.
+SHOAL_DEVICE inline long long take_available(const heap_view& h, std::uint32_t t, long long want) {
+  const int first = my_shard();
+  long long taken = take_up_to(available_shard(h, t, first), want);
+  for (int i = 1; i < available_shards && taken < want; ++i) {
+    long long& shard = available_shard(h, t, (first + i) % available_shards);
+    if (arch::load_relaxed(shard) > 0) taken += take_up_to(shard, want - taken);
   }
-  return false;
+  return taken;
+}
+SHOAL_DEVICE inline bool nothing_available(const heap_view& h, std::uint32_t t) {
+  for (int s = 0; s < available_shards; ++s)
+    if (arch::load_relaxed(available_shard(h, t, s)) > 0) return false;
+  return true;
 }
 
 /// Gives `bits` of block b (of type t) back: the release half of the protocol, used by
@@ -44,33 +67,35 @@ SHOAL_DEVICE inline bool take_exactly(long long& counter, long long want) {
 SHOAL_DEVICE inline void release_slots(const heap_view& h, std::uint64_t b, std::uint32_t t,
                                        std::uint64_t bits, bool credit) {
   block_header& hdr = h.headers[b];
-  heap_counters& n = *h.counters;
   const std::uint64_t prev = arch::fetch_or(hdr.free_slots, bits);
   if (prev == 0) h.active(t).set(b);  // full → has room: we own the transition
   // Count the slots only now that their block is findable through active[t].
-  if (credit) arch::fetch_add(n.available[t], static_cast<long long>(arch::popc(bits)));
+  if (credit) credit_available(h, t, arch::popc(bits));
   const std::uint64_t full = h.full_mask(t);
   if ((prev | bits) != full) return;
-  // The block is empty. Un-count its slots (if nobody has reserved them), then invalidate it
-  // with one CAS (all free → nothing to take) so no allocation can slip in, and return it.
-  // Another freer of this block may not have counted its slot yet: wait for it, unless an
-  // allocation takes a slot of this block meanwhile (then the block stays in use). Both
-  // happen: reservations that drain the count must claim slots, some of them here.
+  // The block is empty. Un-count its slots, then invalidate it with one CAS (all free →
+  // nothing to take) so that no allocation can slip in, and return it. Another freer of this
+  // block may not have counted its slot yet: wait for it, unless an allocation takes a slot of
+  // this block meanwhile (then the block stays in use). One of the two happens: reservations
+  // that drain the count must claim slots, and only this block has the missing ones.
   const long long capacity = h.capacity[t];
-  while (!take_exactly(n.available[t], capacity)) {
+  while (true) {
+    const long long got = take_available(h, t, capacity);
+    if (got == capacity) break;
+    if (got > 0) credit_available(h, t, got);
     if (arch::load_relaxed(hdr.free_slots) != full) return;
     arch::spin_pause();
   }
   std::uint64_t expected = full;
   if (!arch::compare_exchange(hdr.free_slots, expected, std::uint64_t{0})) {
-    arch::fetch_add(n.available[t], capacity);  // an allocation got in first: keep the block
+    credit_available(h, t, capacity);  // an allocation got in first: keep the block
     return;
   }
   h.active(t).clear(b);
   h.allocated(t).clear(b);
   arch::store_relaxed(hdr.type, no_type);
   h.free_blocks().set(b);
-  arch::fetch_add(n.free_blocks, 1ll);  // after the bit: a reserved block is always findable
+  arch::fetch_add(free_block_count(h), 1ll);  // after the bit: a reserved block is findable
 }
 
 /// Turns free block b into a block of type t whose first `taken` slots are in use (fresh
@@ -87,7 +112,7 @@ SHOAL_DEVICE inline void initialize_block(const heap_view& h, std::uint64_t b, s
   h.allocated(t).set(b);
   if (free != 0) {
     h.active(t).set(b);
-    arch::fetch_add(h.counters->available[t], static_cast<long long>(arch::popc(free)));
+    credit_available(h, t, arch::popc(free));
   }
 }
 
@@ -96,88 +121,77 @@ SHOAL_DEVICE inline void record_failed_allocations(const heap_view& h, std::uint
   arch::fetch_add_relaxed(h.errors->failed_allocations[t], n);
 }
 
-/// The leader's reservation for a group of `want` lanes: slots in existing blocks first, then
-/// fresh blocks. While another warp is opening a block of t (its spare slots not yet counted),
-/// a shortfall is not final: look again.
-struct reservation {
-  std::uint32_t in_active = 0;    ///< lanes served from available slots
-  std::uint32_t fresh_blocks = 0;  ///< blocks reserved for the next lanes
-  std::uint32_t in_fresh = 0;     ///< lanes served from those blocks
-};
+/// What the leader decided for the lanes still waiting, in one round of allocate().
+enum class step : int { reserved, opened, retry, full };
 
-SHOAL_DEVICE inline reservation reserve(const heap_view& h, std::uint32_t t, std::uint32_t want) {
-  heap_counters& n = *h.counters;
-  const std::uint32_t capacity = h.capacity[t];
-  reservation r;
-  while (true) {
-    r.in_active += static_cast<std::uint32_t>(take_up_to(n.available[t], want - r.in_active));
-    const std::uint32_t rest = want - r.in_active;
-    if (rest == 0) break;
-    if (arch::load_relaxed(n.free_blocks) > 0) {
-      // Announce the opening before taking blocks, so that a reserver that sees no blocks left
-      // also sees that spare slots are on their way.
-      arch::fetch_add(n.opening[t], 1ll);
-      const long long blocks = take_up_to(n.free_blocks, (rest + capacity - 1) / capacity);
-      if (blocks > 0) {  // `opening` is withdrawn once the blocks' spare slots are counted
-        r.fresh_blocks = static_cast<std::uint32_t>(blocks);
-        r.in_fresh = rest < blocks * capacity ? rest : static_cast<std::uint32_t>(blocks * capacity);
-        break;
-      }
-      arch::fetch_sub(n.opening[t], 1ll);
-      continue;
+/// Leader: reserve up to `pending` slots in existing blocks, else open one fresh block (its
+/// index in `block`), else decide that the heap is full. A block being opened elsewhere
+/// (its spare slots not yet counted) makes a shortfall not final.
+SHOAL_DEVICE inline step reserve_or_open(const heap_view& h, std::uint32_t t, std::uint32_t pending,
+                                         walk_rng& rng, std::uint32_t& count, std::uint64_t& block) {
+  count = static_cast<std::uint32_t>(take_available(h, t, pending));
+  if (count > 0) return step::reserved;
+  long long& blocks = free_block_count(h);
+  if (arch::load_relaxed(blocks) > 0) {
+    // Announce the opening before taking a block, so a reserver that sees no block left also
+    // sees that spare slots are on their way; undo a take that went below zero.
+    arch::fetch_add(opening(h, t), 1ll);
+    if (arch::fetch_sub(blocks, 1ll) > 0) {
+      // Reserved, hence findable: the returner sets the free bit before counting the block.
+      while ((block = h.free_blocks().claim(rng)) == bitmap_npos) arch::spin_pause();
+      count = pending < h.capacity[t] ? pending : h.capacity[t];
+      initialize_block(h, block, t, count);
+      arch::fetch_sub(opening(h, t), 1ll);  // after its spare slots were counted
+      return step::opened;
     }
-    // No block left. Full, unless an opening is in flight or its spare slots just arrived
-    // (read in this order: an opening counts its spares before it withdraws).
-    if (arch::load_relaxed(n.opening[t]) == 0 && arch::load_relaxed(n.available[t]) == 0) break;
-    arch::spin_pause();
+    arch::fetch_add(blocks, 1ll);
+    arch::fetch_sub(opening(h, t), 1ll);
+    return step::retry;
   }
-  return r;
+  // No block left: full, unless an opening is in flight or its spare slots just arrived
+  // (read in this order: an opening counts its spares before it withdraws).
+  if (arch::load_relaxed(opening(h, t)) == 0 && nothing_available(h, t)) return step::full;
+  arch::spin_pause();
+  return step::retry;
 }
 
 /// Allocates one slot of type t for every calling lane; nullptr when the heap is full.
-/// Lanes asking for the same type are served together: their leader reserves for all of them,
-/// lanes open the reserved fresh blocks, and every lane walks active[t] to pool the slots found
-/// for the lanes served from existing blocks (one atomic per block).
+/// Lanes asking for the same type are served together: their leader reserves slots in
+/// existing blocks or opens fresh blocks for them (handing out fresh slots in lane order), and
+/// every lane walks active[t] to pool the slots found for the lanes holding reservations
+/// (one atomic per block).
 SHOAL_DEVICE inline void* allocate(const heap_view& h, std::uint32_t t) {
   const arch::lane_mask group = arch::match_any(arch::active_lanes(), t);
   const int leader = arch::lowest_bit(group);
   const std::uint32_t capacity = h.capacity[t];
-  const int rank = arch::rank_in(group);
   walk_rng rng = walk_rng::for_this_lane(reinterpret_cast<std::uintptr_t>(&rng) + t);
 
-  reservation r;
-  if (arch::lane_id() == leader) r = reserve(h, t, static_cast<std::uint32_t>(arch::popc(group)));
-  r.in_active = arch::shuffle(group, r.in_active, leader);
-  r.fresh_blocks = arch::shuffle(group, r.fresh_blocks, leader);
-  r.in_fresh = arch::shuffle(group, r.in_fresh, leader);
-  const std::uint32_t served = r.in_active + r.in_fresh;
-  if (arch::lane_id() == leader && served < static_cast<std::uint32_t>(arch::popc(group)))
-    record_failed_allocations(h, t, arch::popc(group) - served);
-
   void* result = nullptr;
-  // Fresh blocks: lane j (by rank) claims and initialises block j; it exists, it was reserved.
-  if (r.fresh_blocks > 0) {
+  bool waiting = true;    // no decision for this lane yet
+  bool reserved = false;  // holds a reservation in an existing block
+  while (true) {
+    const arch::lane_mask pending = arch::ballot(group, waiting);
+    if (pending == 0) break;
+    std::uint32_t count = 0;
     std::uint64_t block = bitmap_npos;
-    if (static_cast<std::uint32_t>(rank) < r.fresh_blocks) {
-      const bitmap_ref free_blocks = h.free_blocks();
-      while ((block = free_blocks.claim(rng)) == bitmap_npos) arch::spin_pause();
-      const std::uint32_t first = rank * capacity;
-      const std::uint32_t taken = r.in_fresh - first < capacity ? r.in_fresh - first : capacity;
-      initialize_block(h, block, t, taken);
+    step s = step::retry;
+    if (arch::lane_id() == leader) s = reserve_or_open(h, t, arch::popc(pending), rng, count, block);
+    s = static_cast<step>(arch::shuffle(group, static_cast<int>(s), leader));
+    count = arch::shuffle(group, count, leader);
+    block = arch::shuffle(group, block, leader);
+    const std::uint32_t k = static_cast<std::uint32_t>(arch::rank_in(pending));
+    if (s == step::full) {
+      if (arch::lane_id() == leader) record_failed_allocations(h, t, arch::popc(pending));
+      break;
     }
-    arch::sync_lanes(group);  // every fresh block of this group has counted its spare slots
-    if (arch::lane_id() == leader) arch::fetch_sub(h.counters->opening[t], 1ll);
-    const std::uint32_t k = static_cast<std::uint32_t>(rank) - r.in_active;  // my fresh slot
-    const bool fresh_me = static_cast<std::uint32_t>(rank) >= r.in_active &&
-                          static_cast<std::uint32_t>(rank) < served;
-    const int holder = fresh_me ? arch::nth_set_bit(group, static_cast<int>(k / capacity)) : arch::lane_id();
-    const std::uint64_t my_block = arch::shuffle(group, block, holder);
-    if (fresh_me)
-      result = reinterpret_cast<void*>(encode_pointer(h.block(my_block), k % capacity, capacity, t));
+    if (!waiting || k >= count) continue;
+    waiting = false;
+    if (s == step::reserved) reserved = true;
+    if (s == step::opened) result = reinterpret_cast<void*>(encode_pointer(h.block(block), k, capacity, t));
   }
 
   // Reserved slots in existing blocks: walk until every reserving lane has one.
-  bool needs = static_cast<std::uint32_t>(rank) < r.in_active;
+  bool needs = reserved;
   const bitmap_ref active = h.active(t);
   while (arch::ballot(group, needs) != 0) {
     const std::uint64_t b = active.find_random(rng);

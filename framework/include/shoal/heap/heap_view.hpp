@@ -29,14 +29,22 @@ struct heap_errors {
   unsigned long long first_bad_pointer;              ///< checked mode: the first one
 };
 
+#if defined(SHOAL_BACKEND_CUDA)
+inline constexpr int available_shards = 32;  // by SM: warps of one SM share a shard
+#else
+inline constexpr int available_shards = 4;
+#endif
+inline constexpr int counter_stride = 16;  // one 128-byte line per counter: no false sharing
+
 /// Reservation counters (DESIGN §5: reserve before searching). Invariants, for every type t:
-/// free slots in t's blocks ≥ available[t] + slots reserved but not yet claimed, and
-/// free blocks ≥ free_blocks + blocks reserved but not yet claimed. A request therefore either
-/// reserves (and then its search must succeed) or fails at once.
+/// free slots in t's blocks ≥ Σ shards of available[t] + slots reserved but not yet claimed,
+/// and free blocks ≥ free_blocks + blocks reserved but not yet claimed. A request therefore
+/// either reserves (and then its search must succeed) or fails at once. available[t] is
+/// sharded by processor so that no single word takes every warp's atomic.
 struct heap_counters {
-  long long available[max_types];  ///< free slots of t not promised to anyone
-  long long opening[max_types];    ///< fresh blocks of t whose spare slots are not yet counted
-  long long free_blocks;           ///< free blocks not promised to anyone
+  long long available[max_types][available_shards][counter_stride];  ///< free slots of t not promised
+  long long opening[max_types][counter_stride];  ///< fresh blocks of t whose spare slots are not yet counted
+  long long free_blocks[counter_stride];         ///< free blocks not promised ([0] only)
 };
 
 struct heap_view {

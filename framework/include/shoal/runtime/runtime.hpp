@@ -5,6 +5,7 @@
 /// exceptions, and reports statistics and consistency.
 
 #include <array>
+#include <memory>
 #include <bit>
 #include <cstddef>
 #include <cstdint>
@@ -105,9 +106,9 @@ class runtime {
                      (1 + 2 * Heap::num_types) * v.layout.total_words * sizeof(std::uint64_t));
     detail::fill(v.free_blocks(), true);
     arch::fill_bytes(v.errors, 0, sizeof(detail::heap_errors));
-    detail::heap_counters counters{};
-    counters.free_blocks = static_cast<long long>(v.blocks);
-    arch::copy_to_device(v.counters, &counters, sizeof(counters));
+    auto counters = std::make_unique<detail::heap_counters>();
+    counters->free_blocks[0] = static_cast<long long>(v.blocks);
+    arch::copy_to_device(v.counters, counters.get(), sizeof(detail::heap_counters));
     arch::copy_to_device(device_view_, &view_, sizeof(view_));
     arch::synchronize();
   }
@@ -218,7 +219,8 @@ class runtime {
       const std::string bad = detail::check_consistency(maps[i], v.layout);
       if (!bad.empty()) return bitmap_name(i) + ": " + bad;
     }
-    detail::heap_counters counters;
+    auto counters_ptr = std::make_unique<detail::heap_counters>();
+    detail::heap_counters& counters = *counters_ptr;
     arch::copy_to_host(&counters, v.counters, sizeof(counters));
     std::vector<long long> free_slots(Heap::num_types, 0);
     long long free_blocks = 0;
@@ -226,14 +228,16 @@ class runtime {
       if (h.type == detail::no_type) ++free_blocks;
       else if (h.type < Heap::num_types) free_slots[h.type] += std::popcount(h.free_slots & v.full_mask(h.type));
     }
-    if (counters.free_blocks != free_blocks)
-      return "free block counter " + std::to_string(counters.free_blocks) + " but " +
+    if (counters.free_blocks[0] != free_blocks)
+      return "free block counter " + std::to_string(counters.free_blocks[0]) + " but " +
              std::to_string(free_blocks) + " free blocks";
     for (std::uint32_t t = 0; t < Heap::num_types; ++t) {
-      if (counters.available[t] != free_slots[t])
-        return "available[" + type_name(t) + "] = " + std::to_string(counters.available[t]) +
+      long long available = 0;
+      for (int s = 0; s < detail::available_shards; ++s) available += counters.available[t][s][0];
+      if (available != free_slots[t])
+        return "available[" + type_name(t) + "] = " + std::to_string(available) +
                " but its blocks have " + std::to_string(free_slots[t]) + " free slots";
-      if (counters.opening[t] != 0) return "opening[" + type_name(t) + "] != 0 after quiescence";
+      if (counters.opening[t][0] != 0) return "opening[" + type_name(t) + "] != 0 after quiescence";
     }
     auto bit = [](const std::vector<std::uint64_t>& m, std::uint64_t b) {
       return ((m[b / 64] >> (b % 64)) & 1u) != 0;
