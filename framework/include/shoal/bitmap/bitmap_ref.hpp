@@ -142,10 +142,34 @@ class bitmap_ref {
     std::uint64_t result = bitmap_npos;
     bool needs = true;
     for (std::uint32_t round = 1;; ++round) {
+      // Round 1: every lane walks (the flat probe is nearly free). Later rounds: the lanes in
+      // need and as many helpers; more walkers would only add memory traffic.
+      const arch::lane_mask needers = arch::ballot(mask, needs);
+      const bool walks = round == 1 || needs ||
+                         arch::rank_in(mask & ~needers) < arch::popc(needers);
       std::uint64_t bits = 0;
       bool saw_empty = false;
-      const std::uint64_t w = random_leaf(rng, bits, &saw_empty);
+      const std::uint64_t w = walks ? random_leaf(rng, bits, &saw_empty) : bitmap_npos;
       std::uint64_t* word = w == bitmap_npos ? nullptr : level_words(0) + w;
+      if (arch::ballot(mask, needs && bits == 0) == 0) {
+        // Dense: every lane in need found a word of its own, so pooling would only add
+        // latency. Each claims a random set bit of its word with one atomic (as RW-BM does);
+        // a lane that loses a race goes on to the next round.
+        if (needs) {
+          const int r = static_cast<int>(rng.next() & 63);
+          const std::uint64_t bit =
+              std::uint64_t{1} << ((arch::lowest_bit(arch::rotate_right(bits, r)) + r) & 63);
+          const std::uint64_t prev = arch::fetch_and(*word, ~bit);
+          if (prev & bit) {
+            if (prev == bit) clear_at(1, w);  // took the word's last bit
+            result = w * 64 + arch::lowest_bit(bit);
+            needs = false;
+            if (probes) probes->rounds = round;
+          }
+        }
+        if (arch::ballot(mask, needs) == 0) break;
+        continue;
+      }
       const detail::claim_result c = detail::claim_pooled(mask, needs, word, bits);
       if (c.emptied_word()) clear_at(1, w);  // this lane's atomic emptied the word
       const std::uint64_t owner_word = arch::shuffle(mask, w, c.owner >= 0 ? c.owner : arch::lane_id());
