@@ -310,3 +310,34 @@ TEST(Heap, BlocksEmptiedByOneTypeAreReusedByAnother) {
 }
 
 }  // namespace shoal::test
+
+#if defined(SHOAL_CHECKS)
+namespace shoal::test {
+
+void destroy_twice(Runtime& rt) {
+  rt.launch(1, [=] SHOAL_DEVICE(std::size_t i) {
+    Small* s = make<Small>(i);
+    destroy(s);
+    destroy(s);
+  });
+}
+void destroy_foreign(Runtime& rt, Small* foreign) {
+  rt.launch(1, [=] SHOAL_DEVICE(std::size_t) { destroy(foreign); });
+}
+
+TEST(HeapChecks, DoubleAndForeignDestroyAreReported) {
+  SHOAL_REQUIRE_DEVICE();
+  Runtime rt(1 << 20);
+  try {
+    destroy_twice(rt);
+    ADD_FAILURE() << "double destroy not reported";
+  } catch (const invalid_destroy& e) {
+    EXPECT_NE(std::string(e.what()).find("Small"), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(rt.verify(), "") << "the second destroy changed nothing";
+  EXPECT_THROW(destroy_foreign(rt, reinterpret_cast<Small*>(std::uintptr_t{0x1000})), invalid_destroy);
+  EXPECT_EQ(rt.stats().live(), 0u);
+}
+
+}  // namespace shoal::test
+#endif

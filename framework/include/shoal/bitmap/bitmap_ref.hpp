@@ -134,9 +134,10 @@ class bitmap_ref {
 
   /// The collaborative random walk. All lanes that call it together (the active lanes of the
   /// warp) each obtain one set bit, which they clear (claim), or bitmap_npos once the bitmap is
-  /// seen empty. Every lane walks in every round, even lanes already served, so a round finds up
-  /// to 32 words; found bits are pooled and handed to the lanes that still need one, with one
-  /// atomic per (warp, word).
+  /// seen empty. In round 1 every lane walks, even lanes that need nothing, so a round finds up
+  /// to 32 words; later rounds use the needers and as many helpers. Found bits are pooled and
+  /// handed to the lanes that still need one, with one atomic per (warp, word); a round in which
+  /// every needer found a non-empty word skips the pooling and each claims from its own word.
   SHOAL_DEVICE std::uint64_t claim(walk_rng& rng, walk_probes* probes = nullptr) const {
     const arch::lane_mask mask = arch::active_lanes();
     std::uint64_t result = bitmap_npos;
@@ -152,8 +153,8 @@ class bitmap_ref {
       const std::uint64_t w = walks ? random_leaf(rng, bits, &saw_empty) : bitmap_npos;
       std::uint64_t* word = w == bitmap_npos ? nullptr : level_words(0) + w;
       if (arch::ballot(mask, needs && bits == 0) == 0) {
-        // Dense: every lane in need found a word of its own, so pooling would only add
-        // latency. Each claims a random set bit of its word with one atomic (as RW-BM does);
+        // Dense: every lane in need found a non-empty word, so pooling would only add
+        // latency (lanes that found the same word simply race; a loser retries). Each claims a random set bit of its word with one atomic (as RW-BM does);
         // a lane that loses a race goes on to the next round.
         if (needs) {
           const int r = static_cast<int>(rng.next() & 63);

@@ -64,6 +64,11 @@ class object : public std::conditional_t<std::is_void_v<Base>, detail::object_ro
   SHOAL_HD static void* operator new(std::size_t) noexcept {
 #if SHOAL_IN_DEVICE_CODE
     static_assert(!abstract_object<Self>, "cannot create an object of an abstract class");
+    static_assert(!std::is_polymorphic_v<Self>,
+                  "shoal heap classes cannot have virtual functions (there is no C++ object to "
+                  "hold a vtable pointer); use shoal::is/cast and base-class do-alls instead");
+    static_assert(sizeof(Self) == (detail::all_fields_t<Self>::size > 0 ? detail::all_fields_t<Self>::size : 1),
+                  "shoal heap classes may only have fields declared with SHOAL_FIELDS");
     return detail::allocate(detail::current_heap(), Model::template type_id<Self>);
 #else
     return nullptr;  // objects are created in device code only
@@ -85,6 +90,10 @@ class object : public std::conditional_t<std::is_void_v<Base>, detail::object_ro
 #if SHOAL_IN_DEVICE_CODE
     Self* p = static_cast<Self*>(o);
     if (p == nullptr) return;
+#if defined(SHOAL_CHECKS)
+    // Check before the destructor runs: it would read the fields of a dead object.
+    if (!detail::check_destroy(detail::current_heap(), p)) return;
+#endif
     detail::destroy_as_dynamic_type<Model, Self>(p);
     detail::deallocate(detail::current_heap(), p);
 #else

@@ -34,8 +34,15 @@ SHOAL_DEVICE SHOAL_FORCEINLINE long long& available_shard(const heap_view& h, st
   return h.counters->available[t][s][0];
 }
 SHOAL_DEVICE SHOAL_FORCEINLINE int my_shard() { return arch::processor_id() % available_shards; }
-SHOAL_DEVICE SHOAL_FORCEINLINE long long& opening(const heap_view& h, std::uint32_t t) {
-  return h.counters->opening[t][0];
+SHOAL_DEVICE SHOAL_FORCEINLINE unsigned long long& block_epoch(const heap_view& h) {
+  return h.counters->block_epoch[0];
+}
+/// Brackets a block operation during which its slots are counted nowhere (see block_epoch).
+SHOAL_DEVICE SHOAL_FORCEINLINE void enter_block_operation(const heap_view& h) {
+  arch::fetch_add(block_epoch(h), 1ull);
+}
+SHOAL_DEVICE SHOAL_FORCEINLINE void leave_block_operation(const heap_view& h) {
+  arch::fetch_add(block_epoch(h), 1ull);
 }
 SHOAL_DEVICE SHOAL_FORCEINLINE long long& free_block_count(const heap_view& h) {
   return h.counters->free_blocks[0];
@@ -79,16 +86,21 @@ SHOAL_DEVICE inline void release_slots(const heap_view& h, std::uint64_t b, std:
   // this block meanwhile (then the block stays in use). One of the two happens: reservations
   // that drain the count must claim slots, and only this block has the missing ones.
   const long long capacity = h.capacity[t];
+  enter_block_operation(h);
   while (true) {
     const long long got = take_available(h, t, capacity);
     if (got == capacity) break;
     if (got > 0) credit_available(h, t, got);
-    if (arch::load_relaxed(hdr.free_slots) != full) return;
+    if (arch::load_relaxed(hdr.free_slots) != full) {
+      leave_block_operation(h);
+      return;
+    }
     arch::spin_pause();
   }
   std::uint64_t expected = full;
   if (!arch::compare_exchange(hdr.free_slots, expected, std::uint64_t{0})) {
     credit_available(h, t, capacity);  // an allocation got in first: keep the block
+    leave_block_operation(h);
     return;
   }
   h.active(t).clear(b);
@@ -96,6 +108,7 @@ SHOAL_DEVICE inline void release_slots(const heap_view& h, std::uint64_t b, std:
   arch::store_relaxed(hdr.type, no_type);
   h.free_blocks().set(b);
   arch::fetch_add(free_block_count(h), 1ll);  // after the bit: a reserved block is findable
+  leave_block_operation(h);
 }
 
 /// Turns free block b into a block of type t whose first `taken` slots are in use (fresh
@@ -125,32 +138,30 @@ SHOAL_DEVICE inline void record_failed_allocations(const heap_view& h, std::uint
 enum class step : int { reserved, opened, retry, full };
 
 /// Leader: reserve up to `pending` slots in existing blocks, else open one fresh block (its
-/// index in `block`), else decide that the heap is full. A block being opened elsewhere
-/// (its spare slots not yet counted) makes a shortfall not final.
+/// index in `block`), else decide that the heap is full — only when no block operation, whose
+/// slots are momentarily counted nowhere, overlapped the readings that found nothing.
 SHOAL_DEVICE inline step reserve_or_open(const heap_view& h, std::uint32_t t, std::uint32_t pending,
                                          walk_rng& rng, std::uint32_t& count, std::uint64_t& block) {
   count = static_cast<std::uint32_t>(take_available(h, t, pending));
   if (count > 0) return step::reserved;
   long long& blocks = free_block_count(h);
+  const unsigned long long epoch = arch::load_relaxed(block_epoch(h));
   if (arch::load_relaxed(blocks) > 0) {
-    // Announce the opening before taking a block, so a reserver that sees no block left also
-    // sees that spare slots are on their way; undo a take that went below zero.
-    arch::fetch_add(opening(h, t), 1ll);
+    enter_block_operation(h);
     if (arch::fetch_sub(blocks, 1ll) > 0) {
       // Reserved, hence findable: the returner sets the free bit before counting the block.
       while ((block = h.free_blocks().claim(rng)) == bitmap_npos) arch::spin_pause();
       count = pending < h.capacity[t] ? pending : h.capacity[t];
       initialize_block(h, block, t, count);
-      arch::fetch_sub(opening(h, t), 1ll);  // after its spare slots were counted
+      leave_block_operation(h);  // after its spare slots were counted
       return step::opened;
     }
-    arch::fetch_add(blocks, 1ll);
-    arch::fetch_sub(opening(h, t), 1ll);
+    arch::fetch_add(blocks, 1ll);  // went below zero: undo
+    leave_block_operation(h);
     return step::retry;
   }
-  // No block left: full, unless an opening is in flight or its spare slots just arrived
-  // (read in this order: an opening counts its spares before it withdraws).
-  if (arch::load_relaxed(opening(h, t)) == 0 && nothing_available(h, t)) return step::full;
+  if (epoch % 2 == 0 && nothing_available(h, t) && arch::load_relaxed(block_epoch(h)) == epoch)
+    return step::full;
   arch::spin_pause();
   return step::retry;
 }
@@ -235,17 +246,19 @@ SHOAL_DEVICE inline bool is_live_object(const heap_view& h, std::uint64_t bits) 
   return ((arch::load_relaxed(h.headers[b].free_slots) >> slot_of(bits)) & 1u) == 0;
 }
 
+/// Checked mode: records and rejects a destroy of something that is not a live object.
+SHOAL_DEVICE inline bool check_destroy(const heap_view& h, const void* p) {
+  const std::uint64_t bits = bits_of(p);
+  if (is_live_object(h, bits)) return true;
+  if (arch::fetch_add(h.errors->bad_destroys, 1ull) == 0)
+    arch::store_relaxed(h.errors->first_bad_pointer, static_cast<unsigned long long>(bits));
+  return false;
+}
+
 /// Frees the slot of `p` (its destructor has run). Lanes freeing slots of one block share one
-/// atomic. In checked mode an invalid pointer is recorded and ignored.
+/// atomic.
 SHOAL_DEVICE inline void deallocate(const heap_view& h, const void* p) {
   const std::uint64_t bits = bits_of(p);
-#if defined(SHOAL_CHECKS)
-  if (!is_live_object(h, bits)) {
-    if (arch::fetch_add(h.errors->bad_destroys, 1ull) == 0)
-      arch::store_relaxed(h.errors->first_bad_pointer, static_cast<unsigned long long>(bits));
-    return;
-  }
-#endif
   const std::uint64_t b = h.block_of(bits);
   const arch::lane_mask same_block = arch::match_any(arch::active_lanes(), b);
   const std::uint64_t slots = arch::reduce_or(same_block, std::uint64_t{1} << slot_of(bits));

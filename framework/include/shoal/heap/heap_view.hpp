@@ -43,8 +43,11 @@ inline constexpr int counter_stride = 16;  // one 128-byte line per counter: no 
 /// sharded by processor so that no single word takes every warp's atomic.
 struct heap_counters {
   long long available[max_types][available_shards][counter_stride];  ///< free slots of t not promised
-  long long opening[max_types][counter_stride];  ///< fresh blocks of t whose spare slots are not yet counted
-  long long free_blocks[counter_stride];         ///< free blocks not promised ([0] only)
+  /// Odd while a block is being opened or returned (its slots are then counted nowhere), and
+  /// changed by every such operation: "the heap is full" is only decided between two equal, even
+  /// readings, like a sequence lock. [0] only.
+  unsigned long long block_epoch[counter_stride];
+  long long free_blocks[counter_stride];  ///< free blocks not promised ([0] only)
 };
 
 struct heap_view {

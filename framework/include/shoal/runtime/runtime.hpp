@@ -144,7 +144,8 @@ class runtime {
     check_errors();
   }
 
-  /// Throws (once) for every error the device recorded since the last call.
+  /// Throws for what the device recorded since the last call (then clears the record):
+  /// invalid_destroy first, else out_of_memory naming every class that failed.
   void check_errors() {
     detail::heap_errors e;
     arch::copy_to_host(&e, view_.errors, sizeof(e));
@@ -156,16 +157,20 @@ class runtime {
          << describe_pointer(e.first_bad_pointer) << ")";
       throw invalid_destroy(os.str());
     }
+    std::ostringstream failed;
+    std::uint32_t first = Heap::num_types;
     for (std::uint32_t t = 0; t < Heap::num_types; ++t) {
       if (e.failed_allocations[t] == 0) continue;
+      if (first == Heap::num_types) first = t;
+      failed << (t == first ? "" : ", ") << e.failed_allocations[t] << " allocation"
+             << (e.failed_allocations[t] == 1 ? "" : "s") << " of " << type_name(t);
+    }
+    if (first < Heap::num_types) {
       arch::fill_bytes(view_.errors, 0, sizeof(e));
-      const std::string name = type_name(t);
       std::ostringstream os;
-      os << "shoal: out of memory: " << e.failed_allocations[t] << " allocation"
-         << (e.failed_allocations[t] == 1 ? "" : "s") << " of " << name << " failed; the heap of "
-         << heap_bytes_ << " bytes (" << view_.blocks << " blocks of " << view_.block_bytes
-         << " bytes) is full";
-      throw out_of_memory(os.str(), name, e.failed_allocations[t]);
+      os << "shoal: out of memory: " << failed.str() << " failed; the heap of " << heap_bytes_
+         << " bytes (" << view_.blocks << " blocks of " << view_.block_bytes << " bytes) is full";
+      throw out_of_memory(os.str(), type_name(first), e.failed_allocations[first]);
     }
   }
 
@@ -228,6 +233,7 @@ class runtime {
       if (h.type == detail::no_type) ++free_blocks;
       else if (h.type < Heap::num_types) free_slots[h.type] += std::popcount(h.free_slots & v.full_mask(h.type));
     }
+    if (counters.block_epoch[0] % 2 != 0) return "a block operation is still in flight";
     if (counters.free_blocks[0] != free_blocks)
       return "free block counter " + std::to_string(counters.free_blocks[0]) + " but " +
              std::to_string(free_blocks) + " free blocks";
@@ -237,7 +243,6 @@ class runtime {
       if (available != free_slots[t])
         return "available[" + type_name(t) + "] = " + std::to_string(available) +
                " but its blocks have " + std::to_string(free_slots[t]) + " free slots";
-      if (counters.opening[t][0] != 0) return "opening[" + type_name(t) + "] != 0 after quiescence";
     }
     auto bit = [](const std::vector<std::uint64_t>& m, std::uint64_t b) {
       return ((m[b / 64] >> (b % 64)) & 1u) != 0;
