@@ -118,7 +118,12 @@ void make_when_full(benchmark::State& state, std::uint64_t slots_log2, std::uint
     rt.clear();
     launch_make<Obj16>(rt, ptrs.data(), slots);
     launch_destroy<Obj16>(rt, ptrs.data(), slots, free_bp);
-    rt.synchronize();
+    try {
+      rt.synchronize();  // the exact fill must not fail either
+    } catch (const error& e) {
+      fail(state, std::string("filling the heap: ") + e.what());
+      break;
+    }
     freed = slots - rt.stats().live();
     arch::device_buffer<Obj16*> more(freed);
     state.SetIterationTime(timer.seconds([&] { launch_make<Obj16>(rt, more.data(), freed, slots); }));

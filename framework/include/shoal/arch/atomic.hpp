@@ -74,6 +74,15 @@ SHOAL_HD SHOAL_FORCEINLINE bool compare_exchange(T& word, T& expected, T desired
   return atomic_ref<T>(word).compare_exchange_strong(expected, desired, acq_rel, relaxed);
 }
 
+/// Orders every memory access before it against every one after it, device-wide.
+SHOAL_HD SHOAL_FORCEINLINE void fence() {
+#if defined(SHOAL_BACKEND_CUDA) || defined(SHOAL_HAS_LIBCUDACXX)
+  cuda::atomic_thread_fence(cuda::memory_order_seq_cst, cuda::thread_scope_device);
+#else
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+#endif
+}
+
 }  // namespace shoal::arch
 
 #undef SHOAL_ATOMIC_NS

@@ -64,7 +64,7 @@ SHOAL_DEVICE inline long long take_available(const heap_view& h, std::uint32_t t
 }
 SHOAL_DEVICE inline bool nothing_available(const heap_view& h, std::uint32_t t) {
   for (int s = 0; s < available_shards; ++s)
-    if (arch::load_relaxed(available_shard(h, t, s)) > 0) return false;
+    if (arch::load_acquire(available_shard(h, t, s)) > 0) return false;
   return true;
 }
 
@@ -145,8 +145,10 @@ SHOAL_DEVICE inline step reserve_or_open(const heap_view& h, std::uint32_t t, st
   count = static_cast<std::uint32_t>(take_available(h, t, pending));
   if (count > 0) return step::reserved;
   long long& blocks = free_block_count(h);
-  const unsigned long long epoch = arch::load_relaxed(block_epoch(h));
-  if (arch::load_relaxed(blocks) > 0) {
+  // A sequence-lock read: the epoch (acquire) before, a full fence and the epoch again after the
+  // counters, so that no counter reading can come from outside the two epoch readings.
+  const unsigned long long epoch = arch::load_acquire(block_epoch(h));
+  if (arch::load_acquire(blocks) > 0) {
     enter_block_operation(h);
     if (arch::fetch_sub(blocks, 1ll) > 0) {
       // Reserved, hence findable: the returner sets the free bit before counting the block.
@@ -160,8 +162,10 @@ SHOAL_DEVICE inline step reserve_or_open(const heap_view& h, std::uint32_t t, st
     leave_block_operation(h);
     return step::retry;
   }
-  if (epoch % 2 == 0 && nothing_available(h, t) && arch::load_relaxed(block_epoch(h)) == epoch)
-    return step::full;
+  if (epoch % 2 == 0 && nothing_available(h, t)) {
+    arch::fence();
+    if (arch::load_relaxed(block_epoch(h)) == epoch) return step::full;
+  }
   arch::spin_pause();
   return step::retry;
 }
