@@ -7,6 +7,7 @@
 #include <benchmark/benchmark.h>
 
 #include <atomic>
+#include <cstdio>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -23,6 +24,8 @@ inline std::atomic<int> failures{0};
 /// Inside the `for (auto _ : state)` loop the caller must leave the loop afterwards.
 inline void fail(benchmark::State& state, const std::string& why) {
   detail::failures.fetch_add(1);
+  // Also on stderr: with ReportAggregatesOnly a failed repetition is not shown in the report.
+  std::fprintf(stderr, "benchmark failure: %s: %s\n", state.name().c_str(), why.c_str());
   state.SkipWithError(why.c_str());
 }
 
