@@ -25,7 +25,7 @@ inline std::atomic<int> failures{0};
 inline void fail(benchmark::State& state, const std::string& why) {
   detail::failures.fetch_add(1);
   // Also on stderr: with ReportAggregatesOnly a failed repetition is not shown in the report.
-  std::fprintf(stderr, "benchmark failure: %s: %s\n", state.name().c_str(), why.c_str());
+  std::fprintf(stderr, "benchmark failure (repetition of the benchmark above): %s\n", why.c_str());
   state.SkipWithError(why.c_str());
 }
 
