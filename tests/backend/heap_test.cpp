@@ -292,6 +292,22 @@ TEST(Heap, ExactFillThenOutOfMemoryThenRecovery) {
   EXPECT_THROW(make_one_with_launch(rt), out_of_memory) << "launch() reports it by itself";
 }
 
+TEST(Heap, LargeExactFillsNeverFailEarly) {
+  // Thousands of warps opening blocks at once: "full" must never be decided while a block
+  // is being opened (a parity-based sequence lock failed here on the H100).
+  SHOAL_REQUIRE_DEVICE();
+  oversubscribe threads;
+  Runtime rt(std::size_t{256} << 20 >> (scale_down > 1 ? 4 : 0));
+  const std::uint64_t slots = rt.blocks() * rt.capacity<Small>();
+  arch::device_buffer<Small*> ptrs;
+  for (int round = 0; round < 5; ++round) {
+    rt.clear();
+    ASSERT_EQ(make_many(rt, slots, ptrs), slots) << "round " << round;
+    ASSERT_NO_THROW(rt.check_errors());
+  }
+  EXPECT_EQ(rt.verify(), "");
+}
+
 TEST(Heap, BlocksEmptiedByOneTypeAreReusedByAnother) {
   SHOAL_REQUIRE_DEVICE();
   oversubscribe threads;

@@ -38,11 +38,15 @@ SHOAL_DEVICE SHOAL_FORCEINLINE unsigned long long& block_epoch(const heap_view& 
   return h.counters->block_epoch[0];
 }
 /// Brackets a block operation during which its slots are counted nowhere (see block_epoch).
+inline constexpr unsigned long long epoch_step = 1ull << 32;
 SHOAL_DEVICE SHOAL_FORCEINLINE void enter_block_operation(const heap_view& h) {
-  arch::fetch_add(block_epoch(h), 1ull);
+  arch::fetch_add(block_epoch(h), epoch_step + 1);
 }
 SHOAL_DEVICE SHOAL_FORCEINLINE void leave_block_operation(const heap_view& h) {
-  arch::fetch_add(block_epoch(h), 1ull);
+  arch::fetch_add(block_epoch(h), epoch_step - 1);
+}
+SHOAL_DEVICE SHOAL_FORCEINLINE bool block_operations_in_flight(unsigned long long epoch) {
+  return (epoch & (epoch_step - 1)) != 0;
 }
 SHOAL_DEVICE SHOAL_FORCEINLINE long long& free_block_count(const heap_view& h) {
   return h.counters->free_blocks[0];
@@ -162,7 +166,7 @@ SHOAL_DEVICE inline step reserve_or_open(const heap_view& h, std::uint32_t t, st
     leave_block_operation(h);
     return step::retry;
   }
-  if (epoch % 2 == 0 && nothing_available(h, t)) {
+  if (!block_operations_in_flight(epoch) && nothing_available(h, t)) {
     arch::fence();
     if (arch::load_relaxed(block_epoch(h)) == epoch) return step::full;
   }

@@ -43,9 +43,10 @@ inline constexpr int counter_stride = 16;  // one 128-byte line per counter: no 
 /// sharded by processor so that no single word takes every warp's atomic.
 struct heap_counters {
   long long available[max_types][available_shards][counter_stride];  ///< free slots of t not promised
-  /// Odd while a block is being opened or returned (its slots are then counted nowhere), and
-  /// changed by every such operation: "the heap is full" is only decided between two equal, even
-  /// readings, like a sequence lock. [0] only.
+  /// Block operations (opening or returning a block: its slots are counted nowhere meanwhile):
+  /// low 32 bits the number in flight, high 32 bits a sequence bumped by every start and end.
+  /// "The heap is full" is only decided between two equal readings with none in flight. (A
+  /// parity-only sequence lock is wrong here: two writers in flight make the count even.) [0] only.
   unsigned long long block_epoch[counter_stride];
   long long free_blocks[counter_stride];  ///< free blocks not promised ([0] only)
 };

@@ -233,7 +233,7 @@ class runtime {
       if (h.type == detail::no_type) ++free_blocks;
       else if (h.type < Heap::num_types) free_slots[h.type] += std::popcount(h.free_slots & v.full_mask(h.type));
     }
-    if (counters.block_epoch[0] % 2 != 0) return "a block operation is still in flight";
+    if ((counters.block_epoch[0] & 0xFFFFFFFFull) != 0) return "a block operation is still in flight";
     if (counters.free_blocks[0] != free_blocks)
       return "free block counter " + std::to_string(counters.free_blocks[0]) + " but " +
              std::to_string(free_blocks) + " free blocks";
