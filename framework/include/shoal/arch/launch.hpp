@@ -47,8 +47,35 @@ inline unsigned launch_grid_size(std::size_t n) {
   return static_cast<unsigned>(std::max<std::size_t>(1, std::min(want, cap)));
 }
 
+namespace detail {
+template <class F>
+__global__ void for_each_counted_kernel(const void* context, const unsigned long long* count,
+                                        std::size_t per_count, F f) {
+  if (threadIdx.x == 0) launch_context_ptr = context;
+  __syncthreads();
+  const std::size_t n = *count * per_count;
+  const std::size_t stride = static_cast<std::size_t>(gridDim.x) * blockDim.x;
+  for (std::size_t i = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n;
+       i += stride)
+    f(i);
+}
+}  // namespace detail
+
 /// The context pointer handed to the launch running this thread (nullptr if none).
 __device__ SHOAL_FORCEINLINE const void* launch_context() { return detail::launch_context_ptr; }
+
+/// Runs f(i) for i in [0, *count × per_count), where *count is written by earlier device work
+/// on the same stream: no copy to the host in between. `max_items` (≥ that product) sizes the
+/// grid.
+template <class F>
+void for_each_counted(const unsigned long long* count, std::size_t per_count, std::size_t max_items,
+                      F f, const void* context = nullptr, cudaStream_t stream = nullptr) {
+  if (max_items == 0) return;
+  require_device();
+  detail::for_each_counted_kernel<<<launch_grid_size(max_items), launch_block_size, 0, stream>>>(
+      context, count, per_count, f);
+  SHOAL_CUDA_CHECK(cudaGetLastError());
+}
 
 template <class F>
 void for_each_index(std::size_t n, F f, const void* context = nullptr, cudaStream_t stream = nullptr) {
@@ -94,6 +121,14 @@ void for_each_index(std::size_t n, F f, const void* context = nullptr) {
   run(0);
   for (auto& th : pool) th.join();
 #endif
+}
+
+/// Runs f(i) for i in [0, *count × per_count) (see the cuda version; here the count is read).
+template <class F>
+void for_each_counted(const unsigned long long* count, std::size_t per_count, std::size_t max_items,
+                      F f, const void* context = nullptr) {
+  (void)max_items;
+  for_each_index(static_cast<std::size_t>(*count) * per_count, f, context);
 }
 
 #endif

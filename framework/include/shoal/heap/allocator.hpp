@@ -78,6 +78,9 @@ SHOAL_DEVICE inline bool nothing_available(const heap_view& h, std::uint32_t t) 
 SHOAL_DEVICE inline void release_slots(const heap_view& h, std::uint64_t b, std::uint32_t t,
                                        std::uint64_t bits, bool credit) {
   block_header& hdr = h.headers[b];
+  // A destroyed object must never be visited by a do-all in progress, even once its slot holds a
+  // new object: take it out of the do-all snapshot before the slot can be reused.
+  if (credit) arch::fetch_and(hdr.iteration, ~bits);
   const std::uint64_t prev = arch::fetch_or(hdr.free_slots, bits);
   if (prev == 0) h.active(t).set(b);  // full → has room: we own the transition
   // Count the slots only now that their block is findable through active[t].
@@ -133,6 +136,24 @@ SHOAL_DEVICE inline void initialize_block(const heap_view& h, std::uint64_t b, s
   }
 }
 
+/// Opens a free block for type t with its first `taken` slots in use; bitmap_npos when no
+/// block is left. A block operation: its spare slots are counted before it ends.
+SHOAL_DEVICE inline std::uint64_t open_block(const heap_view& h, std::uint32_t t,
+                                             std::uint32_t taken, walk_rng& rng) {
+  long long& blocks = free_block_count(h);
+  enter_block_operation(h);
+  std::uint64_t block = bitmap_npos;
+  if (arch::fetch_sub(blocks, 1ll) > 0) {
+    // Reserved, hence findable: the returner sets the free bit before counting the block.
+    while ((block = h.free_blocks().claim(rng)) == bitmap_npos) arch::spin_pause();
+    initialize_block(h, block, t, taken);
+  } else {
+    arch::fetch_add(blocks, 1ll);  // went below zero: undo
+  }
+  leave_block_operation(h);
+  return block;
+}
+
 SHOAL_DEVICE inline void record_failed_allocations(const heap_view& h, std::uint32_t t,
                                                    unsigned long long n) {
   arch::fetch_add_relaxed(h.errors->failed_allocations[t], n);
@@ -153,18 +174,9 @@ SHOAL_DEVICE inline step reserve_or_open(const heap_view& h, std::uint32_t t, st
   // counters, so that no counter reading can come from outside the two epoch readings.
   const unsigned long long epoch = arch::load_acquire(block_epoch(h));
   if (arch::load_acquire(blocks) > 0) {
-    enter_block_operation(h);
-    if (arch::fetch_sub(blocks, 1ll) > 0) {
-      // Reserved, hence findable: the returner sets the free bit before counting the block.
-      while ((block = h.free_blocks().claim(rng)) == bitmap_npos) arch::spin_pause();
-      count = pending < h.capacity[t] ? pending : h.capacity[t];
-      initialize_block(h, block, t, count);
-      leave_block_operation(h);  // after its spare slots were counted
-      return step::opened;
-    }
-    arch::fetch_add(blocks, 1ll);  // went below zero: undo
-    leave_block_operation(h);
-    return step::retry;
+    count = pending < h.capacity[t] ? pending : h.capacity[t];
+    block = open_block(h, t, count, rng);
+    return block != bitmap_npos ? step::opened : step::retry;
   }
   if (!block_operations_in_flight(epoch) && nothing_available(h, t)) {
     arch::fence();

@@ -18,6 +18,7 @@
 #include "shoal/bitmap/bitmap_ops.hpp"
 #include "shoal/dsl/object.hpp"
 #include "shoal/heap/heap.hpp"
+#include "shoal/runtime/do_all.hpp"
 #include "shoal/runtime/errors.hpp"
 
 namespace shoal {
@@ -65,6 +66,8 @@ class runtime {
       throw error("shoal: a heap of " + std::to_string(heap_bytes) +
                   " bytes is too small: one block needs " + std::to_string(total(1)) + " bytes");
     memory_ = arch::device_buffer<std::byte>(total(m));
+    do_all_list_ = arch::device_buffer<std::uint32_t>(m);
+    do_all_count_ = arch::device_buffer<unsigned long long>(1);
 
     auto& v = view_;
     v = detail::heap_view{};
@@ -136,6 +139,56 @@ class runtime {
   template <class F>
   void launch_async(std::size_t n, F f) {
     arch::for_each_index(n, f, device_view_);
+  }
+
+  /// Runs `Method` (e.g. `&Fish::update`) on every live object of its class and of the class's
+  /// subclasses, passing `args` (trivially copyable). Enqueued without waiting; do-alls run back
+  /// to back in order. See do_all.hpp for the semantics.
+  template <auto Method, class... Args>
+  void parallel_do(Args... args) {
+    using T = typename detail::member_function<decltype(Method)>::owner;
+    parallel_do<T, Method>(args...);
+  }
+  /// As above, over class T (a base of Method's class is allowed: `parallel_do<Agent, &Agent::step>`).
+  template <class T, auto Method, class... Args>
+  void parallel_do(Args... args) {
+    Heap::for_each_type([&]<class U>() {
+      if constexpr (!abstract_object<U> && (std::is_same_v<T, U> || std::is_base_of_v<T, U>)) {
+        constexpr std::uint32_t t = Heap::template type_id<U>;
+        detail::enumerate_blocks(view_, t, do_all_list_.data(), do_all_count_.data());
+        detail::visit_blocks<U, T, Method>(view_, device_view_, t, do_all_list_.data(),
+                                           do_all_count_.data(), args...);
+      }
+    });
+  }
+
+  /// Creates n objects of T, object i constructed as T(i, args...), in fresh blocks filled in
+  /// order (no search). Waits, and throws out_of_memory if they did not all fit.
+  template <class T, class... Args>
+  void parallel_new(std::size_t n, Args... args) {
+    constexpr std::uint32_t t = Heap::template type_id<T>;
+    static_assert(!abstract_object<T>, "parallel_new of an abstract class");
+    const std::uint32_t capacity = geometry_.capacity[t];
+    std::uint32_t* list = do_all_list_.data();
+    if ((n + capacity - 1) / capacity > do_all_list_.size()) {
+      detail::record_oom_on_host(view_, t, n);
+      check_errors();
+    }
+    detail::open_blocks_for(view_, t, n, list);
+    std::byte* data = view_.data;
+    const std::uint64_t block_bytes = view_.block_bytes;
+    const auto packed = detail::make_value_pack(args...);
+    arch::for_each_index(
+        n,
+        [=] SHOAL_DEVICE(std::size_t i) {
+          const std::uint32_t b = list[i / capacity];
+          if (b == ~std::uint32_t{0}) return;  // recorded as failed
+          void* slot = reinterpret_cast<void*>(detail::encode_pointer(
+              data + b * block_bytes, static_cast<std::uint32_t>(i % capacity), capacity, t));
+          packed.apply([&](const Args&... a) { new (slot) T(i, a...); });
+        },
+        device_view_);
+    synchronize();
   }
 
   /// Waits for all device work, then reports recorded errors as exceptions.
@@ -307,6 +360,8 @@ class runtime {
   arch::device_buffer<std::byte> memory_;
   detail::heap_view view_{};
   detail::heap_view* device_view_ = nullptr;
+  arch::device_buffer<std::uint32_t> do_all_list_;         // blocks of the type being visited
+  arch::device_buffer<unsigned long long> do_all_count_;  // their number, written on the device
 };
 
 }  // namespace shoal

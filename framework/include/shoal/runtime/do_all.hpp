@@ -1,0 +1,154 @@
+#pragma once
+/// @file
+/// Parallel do-all (DESIGN §6), bulk creation, and sequential iteration from device code.
+///
+/// A do-all over class U is two launches and no host synchronisation: (1) enumeration compacts
+/// the set bits of allocated[U] into a dense list of blocks and snapshots each block's occupancy
+/// into its `iteration` word; (2) the visit launch, sized on the device from the list length,
+/// runs capacity(U) consecutive threads per listed block, thread i visiting slot i % capacity of
+/// block list[i / capacity] if that slot's snapshot bit is still set. Semantics: every object
+/// live when the do-all starts is visited exactly once; objects created during it are not
+/// visited (a fresh slot's snapshot bit is 0); an object destroyed during it is not visited
+/// after its destruction (destroy clears its snapshot bit before the slot can be reused).
+
+#include <cstdint>
+#include <type_traits>
+
+#include "shoal/arch/atomic.hpp"
+#include "shoal/arch/launch.hpp"
+#include "shoal/dsl/object.hpp"
+#include "shoal/heap/allocator.hpp"
+#include "shoal/heap/heap_view.hpp"
+
+namespace shoal {
+
+namespace detail {
+
+template <class M>
+struct member_function;
+template <class C, class R, class... A>
+struct member_function<R (C::*)(A...)> {
+  using owner = C;
+};
+template <class C, class R, class... A>
+struct member_function<R (C::*)(A...) const> {
+  using owner = C;
+};
+
+/// The arguments of a launch as one trivially copyable value: nvcc's device lambdas cannot
+/// capture the elements of a parameter pack, but they can capture this.
+template <class... Ts>
+struct value_pack {
+  template <class F>
+  SHOAL_HD void apply(F&& f) const {
+    f();
+  }
+};
+template <class T, class... Ts>
+struct value_pack<T, Ts...> {
+  T head;
+  value_pack<Ts...> tail;
+  template <class F>
+  SHOAL_HD void apply(F&& f) const {
+    tail.apply([&](const Ts&... rest) { f(head, rest...); });
+  }
+};
+inline value_pack<> make_value_pack() { return {}; }
+template <class T, class... Ts>
+value_pack<T, Ts...> make_value_pack(T head, Ts... tail) {
+  return {head, make_value_pack(tail...)};
+}
+
+/// Launch 1 of a do-all over type t: the list of its blocks and their occupancy snapshots.
+inline void enumerate_blocks(const heap_view& h, std::uint32_t t, std::uint32_t* list,
+                             unsigned long long* count) {
+  arch::fill_bytes(count, 0, sizeof(unsigned long long));
+  const std::uint64_t* leaves = h.allocated(t).level_words(0);
+  block_header* headers = h.headers;
+  const std::uint64_t full = h.full_mask(t);
+  arch::for_each_index(h.layout.words[0], [=] SHOAL_DEVICE(std::size_t w) {
+    std::uint64_t word = leaves[w];
+    if (word == 0) return;
+    std::uint64_t at = arch::fetch_add_relaxed(*count, static_cast<unsigned long long>(arch::popc(word)));
+    while (word != 0) {
+      const std::uint64_t b = w * 64 + arch::lowest_bit(word);
+      word &= word - 1;
+      list[at++] = static_cast<std::uint32_t>(b);
+      headers[b].iteration = ~arch::load_relaxed(headers[b].free_slots) & full;
+    }
+  });
+}
+
+/// Launch 2: visit every object of concrete type U in the snapshot, as a T (U or a base).
+template <class U, class T, auto Method, class... Args>
+void visit_blocks(const heap_view& h, const heap_view* device_view, std::uint32_t type,
+                  const std::uint32_t* list, const unsigned long long* count, Args... args) {
+  const std::uint32_t capacity = h.capacity[type];
+  std::byte* data = h.data;
+  const std::uint64_t block_bytes = h.block_bytes;
+  block_header* headers = h.headers;
+  const auto packed = make_value_pack(args...);
+  arch::for_each_counted(
+      count, capacity, h.blocks * capacity,
+      [=] SHOAL_DEVICE(std::size_t i) {
+        const std::uint32_t b = list[i / capacity];
+        const std::uint32_t slot = static_cast<std::uint32_t>(i % capacity);
+        if (((arch::load_relaxed(headers[b].iteration) >> slot) & 1u) == 0) return;
+        auto* object = reinterpret_cast<U*>(encode_pointer(data + b * block_bytes, slot, capacity, type));
+        packed.apply([&](const Args&... a) { (static_cast<T*>(object)->*Method)(a...); });
+      },
+      device_view);
+}
+
+/// Bulk creation, launch 1: open ceil(n / capacity) fresh blocks (slots in order), or record
+/// the objects that do not fit.
+inline void open_blocks_for(const heap_view& h, std::uint32_t t, std::uint64_t n, std::uint32_t* list) {
+  const std::uint32_t capacity = h.capacity[t];
+  const std::uint64_t blocks = (n + capacity - 1) / capacity;
+  const heap_view v = h;
+  arch::for_each_index(blocks, [=] SHOAL_DEVICE(std::size_t j) {
+    walk_rng rng = walk_rng::for_this_lane(j);
+    const std::uint64_t objects = n - j * capacity < capacity ? n - j * capacity : capacity;
+    const std::uint64_t b = open_block(v, t, static_cast<std::uint32_t>(objects), rng);
+    list[j] = b == bitmap_npos ? ~std::uint32_t{0} : static_cast<std::uint32_t>(b);
+    if (b == bitmap_npos) record_failed_allocations(v, t, objects);
+  });
+}
+
+/// Host side: counts n failed allocations of t (a request that cannot fit at all).
+inline void record_oom_on_host(const heap_view& h, std::uint32_t t, unsigned long long n) {
+  unsigned long long failed = 0;
+  arch::copy_to_host(&failed, &h.errors->failed_allocations[t], sizeof failed);
+  failed += n;
+  arch::copy_to_device(&h.errors->failed_allocations[t], &failed, sizeof failed);
+}
+
+}  // namespace detail
+
+/// Calls f(p) for every live object p of class T (and its subclasses), one after another, from
+/// device code running in a runtime launch (e.g. inside a method: n-body's force loop).
+template <class T, class F>
+SHOAL_DEVICE void device_do(F&& f) {
+  using Model = typename T::shoal_model;
+  const detail::heap_view& h = detail::current_heap();
+  Model::for_each_type([&]<class U>() {
+    if constexpr (!abstract_object<U> && (std::is_same_v<T, U> || std::is_base_of_v<T, U>)) {
+      const std::uint32_t t = Model::template type_id<U>;
+      const std::uint64_t* leaves = h.allocated(t).level_words(0);
+      const std::uint64_t full = h.full_mask(t);
+      for (std::uint64_t w = 0; w < h.layout.words[0]; ++w) {
+        for (std::uint64_t word = arch::load_relaxed(leaves[w]); word != 0; word &= word - 1) {
+          const std::uint64_t b = w * 64 + arch::lowest_bit(word);
+          for (std::uint64_t live = ~arch::load_relaxed(h.headers[b].free_slots) & full; live != 0;
+               live &= live - 1) {
+            auto* object = reinterpret_cast<U*>(detail::encode_pointer(
+                h.block(b), arch::lowest_bit(live), h.capacity[t], t));
+            f(static_cast<T*>(object));
+          }
+        }
+      }
+    }
+  });
+}
+
+}  // namespace shoal

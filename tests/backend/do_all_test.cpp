@@ -1,0 +1,219 @@
+// Parallel do-all, parallel_new and device_do: every live object visited exactly once, objects
+// created during a do-all not visited, destroyed ones not visited after their destruction,
+// base-class do-alls over every subclass, back-to-back enqueueing. Compiled for both backends.
+#include "test_support.hpp"
+
+namespace shoal::test {
+
+class Mover;
+class Walker;
+class Runner;
+using DoAllHeap = shoal::heap<Mover, Walker, Runner>;
+
+/// Results of a check do-all, in device memory.
+struct tally {
+  unsigned long long seen, bad, visits;
+};
+
+class Mover : public object<DoAllHeap, Mover> {
+ public:
+  SHOAL_ABSTRACT(Mover)
+  SHOAL_FIELDS(Mover, (unsigned long long, id), (int, visits), (int, moves), (Mover*, partner))
+  SHOAL_HD void move() { moves += 1; }
+  SHOAL_HD void expect_moves(int n, tally* t) {
+    arch::fetch_add(t->seen, 1ull);
+    if (moves != n) arch::fetch_add(t->bad, 1ull);
+  }
+};
+
+class Walker : public object<DoAllHeap, Walker, Mover> {
+ public:
+  SHOAL_FIELDS(Walker, (float, x))
+  SHOAL_HD explicit Walker(unsigned long long i) {
+    id = i, visits = 0, moves = 0, partner = nullptr, x = 0.0f;
+  }
+  SHOAL_HD void visit(int k) { visits += k; }
+  /// Visits and creates a child; the child must not be visited by this do-all.
+  SHOAL_HD void visit_and_spawn() {
+    visits += 1;
+    new Walker(id + (1ull << 40));
+  }
+  SHOAL_HD void enter(Walker** table) { table[id] = this; }
+  SHOAL_HD void link(Walker** table) { partner = table[id ^ 1]; }
+  /// Even ids destroy their odd partner; every visit is logged by id.
+  SHOAL_HD void visit_and_kill(unsigned int* log) {
+    arch::fetch_add(log[id], 1u);
+    if (id % 2 == 0 && partner) {
+      delete partner.get();
+      partner = nullptr;
+    }
+  }
+  SHOAL_HD void expect_visits(int n, tally* t) {
+    arch::fetch_add(t->seen, 1ull);
+    arch::fetch_add(t->visits, static_cast<unsigned long long>(visits.get()));
+    const int want = id >= (1ull << 40) ? 0 : n;  // children were created during the do-all
+    if (visits != want) arch::fetch_add(t->bad, 1ull);
+  }
+  SHOAL_HD void record_place(unsigned long long* places) {
+    const std::uint64_t p = detail::bits_of(this);
+    places[id] = (detail::block_address_of(p) << 8) | detail::slot_of(p);
+  }
+};
+
+class Runner : public object<DoAllHeap, Runner, Mover> {
+ public:
+  SHOAL_FIELDS(Runner, (double, speed), (double, heading), (double, stamina))
+  SHOAL_HD explicit Runner(unsigned long long i) { id = i, visits = 0, moves = 0, partner = nullptr; }
+};
+
+using DoAllRuntime = runtime<DoAllHeap>;
+
+template <class T, auto Check, class... Args>
+tally check_all(DoAllRuntime& rt, Args... args) {
+  arch::device_buffer<tally> t(1);
+  t.zero();
+  rt.parallel_do<T, Check>(args..., t.data());
+  rt.synchronize();
+  return t.read(0);
+}
+
+void destroy_every_third(DoAllRuntime& rt, Walker** table, std::uint64_t n) {
+  rt.launch(n, [=] SHOAL_DEVICE(std::size_t i) {
+    if (i % 3 == 0) delete table[i];
+  });
+}
+
+constexpr std::uint64_t objects = 100000 / scale_down;
+
+TEST(DoAll, VisitsEveryLiveObjectExactlyOnce) {
+  SHOAL_REQUIRE_DEVICE();
+  DoAllRuntime rt(std::size_t{64} << 20);
+  rt.parallel_new<Walker>(objects);
+  arch::device_buffer<Walker*> table(objects);
+  rt.parallel_do<&Walker::enter>(table.data());
+  destroy_every_third(rt, table.data(), objects);
+  const std::uint64_t live = objects - (objects + 2) / 3;
+  ASSERT_EQ(rt.stats().live(), live);
+  rt.parallel_do<&Walker::visit>(1);
+  const tally t = check_all<Walker, &Walker::expect_visits>(rt, 1);
+  EXPECT_EQ(t.seen, live);
+  EXPECT_EQ(t.bad, 0u);
+  EXPECT_EQ(rt.verify(), "");
+}
+
+TEST(DoAll, BackToBackDoAllsRunInOrder) {
+  SHOAL_REQUIRE_DEVICE();
+  DoAllRuntime rt(std::size_t{64} << 20);
+  rt.parallel_new<Walker>(objects);
+  for (int k = 1; k <= 3; ++k) rt.parallel_do<&Walker::visit>(k);  // no wait in between
+  const tally t = check_all<Walker, &Walker::expect_visits>(rt, 6);
+  EXPECT_EQ(t.seen, objects);
+  EXPECT_EQ(t.bad, 0u);
+}
+
+TEST(DoAll, ObjectsCreatedDuringADoAllAreNotVisited) {
+  SHOAL_REQUIRE_DEVICE();
+  DoAllRuntime rt(std::size_t{64} << 20);
+  rt.parallel_new<Walker>(objects);
+  rt.parallel_do<&Walker::visit_and_spawn>();
+  const tally t = check_all<Walker, &Walker::expect_visits>(rt, 1);
+  EXPECT_EQ(t.seen, 2 * objects) << "every object spawned one child";
+  EXPECT_EQ(t.visits, objects) << "only the objects that existed before were visited";
+  EXPECT_EQ(t.bad, 0u);
+  EXPECT_EQ(rt.verify(), "");
+}
+
+std::vector<unsigned int> kill_partners(DoAllRuntime& rt, std::uint64_t n) {
+  rt.parallel_new<Walker>(n);
+  arch::device_buffer<Walker*> table(n);
+  rt.parallel_do<&Walker::enter>(table.data());
+  rt.parallel_do<&Walker::link>(table.data());
+  arch::device_buffer<unsigned int> log(n);
+  log.zero();
+  rt.parallel_do<&Walker::visit_and_kill>(log.data());
+  rt.synchronize();
+  return log.download();
+}
+
+TEST(DoAll, DestroyedObjectsAreNotVisitedAfterTheirDestruction) {
+  SHOAL_REQUIRE_DEVICE();
+  DoAllRuntime rt(std::size_t{64} << 20);
+#if defined(SHOAL_BACKEND_CPU)
+  // One thread visits in slot order: an odd object is always destroyed (by its even partner)
+  // before its turn, so it must never be visited.
+  oversubscribe one(1);
+#endif
+  const auto log = kill_partners(rt, objects);
+  for (std::uint64_t id = 0; id < objects; ++id) {
+    if (id % 2 == 0) {
+      ASSERT_EQ(log[id], 1u) << "survivor " << id;
+    } else {
+      ASSERT_LE(log[id], 1u) << "object " << id << " visited twice";
+#if defined(SHOAL_BACKEND_CPU)
+      ASSERT_EQ(log[id], 0u) << "object " << id << " visited after its destruction";
+#endif
+    }
+  }
+  EXPECT_EQ(rt.stats().live(), (objects + 1) / 2);
+  EXPECT_EQ(rt.verify(), "");
+}
+
+TEST(DoAll, BaseClassDoAllVisitsEverySubclass) {
+  SHOAL_REQUIRE_DEVICE();
+  DoAllRuntime rt(std::size_t{64} << 20);
+  rt.parallel_new<Walker>(objects);
+  rt.parallel_new<Runner>(objects / 2);
+  rt.parallel_do<Mover, &Mover::move>();
+  rt.parallel_do<&Mover::move>();  // the method's class is Mover too
+  const tally t = check_all<Mover, &Mover::expect_moves>(rt, 2);
+  EXPECT_EQ(t.seen, objects + objects / 2);
+  EXPECT_EQ(t.bad, 0u);
+}
+
+TEST(DoAll, ZeroObjectsIsANoOp) {
+  SHOAL_REQUIRE_DEVICE();
+  DoAllRuntime rt(std::size_t{1} << 20);
+  rt.parallel_do<&Walker::visit>(1);
+  rt.parallel_do<Mover, &Mover::move>();
+  EXPECT_NO_THROW(rt.synchronize());
+  EXPECT_EQ(rt.stats().live(), 0u);
+}
+
+TEST(ParallelNew, FillsFreshBlocksInOrderAndReportsOutOfMemory) {
+  SHOAL_REQUIRE_DEVICE();
+  DoAllRuntime rt(std::size_t{4} << 20);
+  const std::uint64_t cap = rt.capacity<Walker>();
+  const std::uint64_t n = 10 * cap + 7;
+  rt.parallel_new<Walker>(n);
+  arch::device_buffer<unsigned long long> places(n);
+  rt.parallel_do<&Walker::record_place>(places.data());
+  rt.synchronize();
+  const auto p = places.download();
+  for (std::uint64_t i = 0; i < n; ++i) {
+    ASSERT_EQ(p[i] & 0xFF, i % cap) << "object " << i << " is in slot i % capacity";
+    ASSERT_EQ(p[i] >> 8, p[i - i % cap] >> 8) << "objects of one block share it";
+  }
+  const std::uint64_t free_slots = (rt.stats().free_blocks) * cap;
+  EXPECT_THROW(rt.parallel_new<Walker>(free_slots + 1), out_of_memory);
+}
+
+std::uint64_t count_with_device_do(DoAllRuntime& rt) {
+  arch::device_buffer<unsigned long long> out(2);
+  out.zero();
+  unsigned long long* o = out.data();
+  rt.launch(1, [=] SHOAL_DEVICE(std::size_t) {
+    device_do<Walker>([&](Walker* w) { o[0] += 1 + 0 * w->id; });
+    device_do<Mover>([&](Mover*) { o[1] += 1; });
+  });
+  return out.read(0) * 1000000 + out.read(1);
+}
+
+TEST(DeviceDo, IteratesEveryObjectOfAClass) {
+  SHOAL_REQUIRE_DEVICE();
+  DoAllRuntime rt(std::size_t{16} << 20);
+  rt.parallel_new<Walker>(1234);
+  rt.parallel_new<Runner>(567);
+  EXPECT_EQ(count_with_device_do(rt), 1234u * 1000000 + 1234 + 567);
+}
+
+}  // namespace shoal::test
