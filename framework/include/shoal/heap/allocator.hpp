@@ -137,7 +137,8 @@ SHOAL_DEVICE inline void initialize_block(const heap_view& h, std::uint64_t b, s
 }
 
 /// Opens a free block for type t with its first `taken` slots in use; bitmap_npos when no
-/// block is left. A block operation: its spare slots are counted before it ends.
+/// block is left. A block operation: its spare slots are counted before it ends. (Used by
+/// parallel_new; reserve_or_open inlines the same steps.)
 SHOAL_DEVICE inline std::uint64_t open_block(const heap_view& h, std::uint32_t t,
                                              std::uint32_t taken, walk_rng& rng) {
   long long& blocks = free_block_count(h);
@@ -174,9 +175,18 @@ SHOAL_DEVICE inline step reserve_or_open(const heap_view& h, std::uint32_t t, st
   // counters, so that no counter reading can come from outside the two epoch readings.
   const unsigned long long epoch = arch::load_acquire(block_epoch(h));
   if (arch::load_acquire(blocks) > 0) {
-    count = pending < h.capacity[t] ? pending : h.capacity[t];
-    block = open_block(h, t, count, rng);
-    return block != bitmap_npos ? step::opened : step::retry;
+    enter_block_operation(h);
+    if (arch::fetch_sub(blocks, 1ll) > 0) {
+      // Reserved, hence findable: the returner sets the free bit before counting the block.
+      while ((block = h.free_blocks().claim(rng)) == bitmap_npos) arch::spin_pause();
+      count = pending < h.capacity[t] ? pending : h.capacity[t];
+      initialize_block(h, block, t, count);
+      leave_block_operation(h);  // after its spare slots were counted
+      return step::opened;
+    }
+    arch::fetch_add(blocks, 1ll);  // went below zero: undo
+    leave_block_operation(h);
+    return step::retry;
   }
   if (!block_operations_in_flight(epoch) && nothing_available(h, t)) {
     arch::fence();
