@@ -75,11 +75,7 @@ constexpr int repetitions = 3;
 
 template <class F, class... Args>
 void add(const std::string& name, F f, Args... args) {
-  benchmark::RegisterBenchmark(name.c_str(), [=](benchmark::State& s) { f(s, args...); })
-      ->UseManualTime()
-      ->Unit(benchmark::kMicrosecond)
-      ->Repetitions(repetitions)
-      ->ReportAggregatesOnly(true);
+  add_benchmark(name, repetitions, f, args...);
 }
 
 void register_doall_benchmarks() {

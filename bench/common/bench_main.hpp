@@ -29,6 +29,17 @@ inline void fail(benchmark::State& state, const std::string& why) {
   state.SkipWithError(why.c_str());
 }
 
+/// Registers a manually timed benchmark calling f(state, args...), reporting the median and
+/// spread of `repetitions` runs in microseconds.
+template <class F, class... Args>
+void add_benchmark(const std::string& name, int repetitions, F f, Args... args) {
+  benchmark::RegisterBenchmark(name.c_str(), [=](benchmark::State& s) { f(s, args...); })
+      ->UseManualTime()
+      ->Unit(benchmark::kMicrosecond)
+      ->Repetitions(repetitions)
+      ->ReportAggregatesOnly(true);
+}
+
 /// Per-backend defaults for flags the command line did not give. They are not set with
 /// Benchmark::MinTime() because that would override --benchmark_min_time: the smoke tests
 /// and quick manual runs need to pass their own.
