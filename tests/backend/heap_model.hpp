@@ -73,6 +73,7 @@ class Small : public object<TestHeap, Small> {
  public:
   SHOAL_FIELDS(Small, (unsigned long long, owner), (unsigned long long, check))
   SHOAL_HD explicit Small(unsigned long long id) { owner = id, check = ~id; }
+  SHOAL_HD bool intact(unsigned long long id) const { return owner == id && check == ~id; }
 };
 class Medium : public object<TestHeap, Medium> {
  public:
@@ -81,6 +82,7 @@ class Medium : public object<TestHeap, Medium> {
     owner = id;
     for (int i = 0; i < 7; ++i) payload[i] = id + i;
   }
+  SHOAL_HD bool intact(unsigned long long id) const { return owner == id && payload[6] == id + 6; }
 };
 class Large : public object<TestHeap, Large> {
  public:
@@ -89,6 +91,7 @@ class Large : public object<TestHeap, Large> {
     owner = id;
     payload[30] = id * 3;
   }
+  SHOAL_HD bool intact(unsigned long long id) const { return owner == id && payload[30] == id * 3; }
 };
 
 }  // namespace shoal::test

@@ -154,6 +154,22 @@ struct churn_result {
   unsigned long long violations, made[3], destroyed[3];
 };
 
+/// One churn step on a thread's object of class T: check that it still holds what its creator
+/// wrote, destroy it, create a new one.
+template <class T>
+SHOAL_DEVICE void churn_step(T*& object, unsigned long long& object_id, unsigned long long id,
+                             unsigned long long* made, unsigned long long* destroyed,
+                             unsigned long long* violations) {
+  if (object) {
+    if (!object->intact(object_id)) arch::fetch_add(*violations, 1ull);
+    destroy(object);
+    arch::fetch_add(*destroyed, 1ull);
+  }
+  object = make<T>(id);
+  object_id = id;
+  if (object) arch::fetch_add(*made, 1ull);
+}
+
 /// Every thread creates and destroys objects of three sizes; each object stores its creator's
 /// id, checked before destroy, so a slot handed out twice shows up as a violation.
 churn_result churn(Runtime& rt, std::uint64_t threads, int rounds) {
@@ -169,31 +185,9 @@ churn_result churn(Runtime& rt, std::uint64_t threads, int rounds) {
     for (int k = 0; k < rounds; ++k) {
       const unsigned long long id = (static_cast<unsigned long long>(t) << 20) | k;
       const std::uint64_t dice = rng.below(10);
-      if (dice < 6) {
-        if (s) {
-          if (s->owner != sid || s->check != ~sid) arch::fetch_add(r->violations, 1ull);
-          destroy(s);
-          arch::fetch_add(r->destroyed[0], 1ull);
-        }
-        s = make<Small>(id), sid = id;
-        if (s) arch::fetch_add(r->made[0], 1ull);
-      } else if (dice < 9) {
-        if (m) {
-          if (m->owner != mid || m->payload[6] != mid + 6) arch::fetch_add(r->violations, 1ull);
-          destroy(m);
-          arch::fetch_add(r->destroyed[1], 1ull);
-        }
-        m = make<Medium>(id), mid = id;
-        if (m) arch::fetch_add(r->made[1], 1ull);
-      } else {
-        if (l) {
-          if (l->owner != lid || l->payload[30] != lid * 3) arch::fetch_add(r->violations, 1ull);
-          destroy(l);
-          arch::fetch_add(r->destroyed[2], 1ull);
-        }
-        l = make<Large>(id), lid = id;
-        if (l) arch::fetch_add(r->made[2], 1ull);
-      }
+      if (dice < 6) churn_step(s, sid, id, &r->made[0], &r->destroyed[0], &r->violations);
+      else if (dice < 9) churn_step(m, mid, id, &r->made[1], &r->destroyed[1], &r->violations);
+      else churn_step(l, lid, id, &r->made[2], &r->destroyed[2], &r->violations);
     }
     // Leave every second thread's objects alive: the heap ends partly full.
     if (t % 2 == 0) {
