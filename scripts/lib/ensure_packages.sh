@@ -5,7 +5,7 @@
 #   shoal_ensure_packages            # the default set below
 #   shoal_ensure_packages pkg...     # exactly these
 
-SHOAL_PACKAGES=(cmake ninja-build g++ libgtest-dev libbenchmark-dev python3)
+SHOAL_PACKAGES=(cmake ninja-build g++ libgtest-dev libbenchmark-dev libcli11-dev librandom123-dev python3)
 SHOAL_MIN_CMAKE=3.25
 
 # True when dpkg knows the package as installed ("install ok installed").

@@ -1,0 +1,153 @@
+#pragma once
+/// @file
+/// The command line every simulation app shares (CLI11), plus the app's own options:
+///
+///   shoal::sim::app_cli cli("wator", "Wa-Tor predator-prey simulation.", {.steps = 500, .heap_mb = 1024});
+///   std::uint64_t width = 2048;
+///   cli.app().add_option("--width", width, "grid width in cells")->check(sim::whole_number(1, 65536));
+///   if (const int rc = cli.parse(argc, argv); rc >= 0) return rc;   // --help: 0, bad input: 2
+///   const sim::run_options& run = cli.options();
+///   if (too_big) return cli.fail("--width 65536 --height 65536 needs more than --heap-mb 1024");
+///
+/// Every mistake on the command line (unknown flag, missing value, non-number, negative, zero
+/// where a count must be positive, out of range) gives one line on stderr, "<app>: error: ...",
+/// and exit status 2. `--help` lists every option with its default.
+
+#include <charconv>
+#include <cstdint>
+#include <cstdio>
+#include <limits>
+#include <string>
+#include <string_view>
+#include <system_error>
+
+#include <CLI/CLI.hpp>
+
+namespace shoal::sim {
+
+/// The options every app has. Defaults for steps and heap size are the app's.
+struct run_options {
+  std::uint64_t steps = 100;
+  std::uint64_t seed = 1;
+  std::uint64_t heap_mb = 256;
+  std::string csv;                ///< time series file ("": none)
+  std::uint64_t csv_every = 1;
+  std::string frames;             ///< viewer frames directory (viewer not built yet)
+  std::uint64_t frame_every = 1;
+  bool window = false;
+  bool quiet = false;
+  bool timing = false;
+};
+
+/// Largest --steps and --*-every accepted: beyond this a run would not finish anyway, and a
+/// typo (an extra zero or two) is more likely than intent.
+inline constexpr std::uint64_t max_steps = 1'000'000'000;
+/// Largest --heap-mb: 1 TiB, beyond any device memory.
+inline constexpr std::uint64_t max_heap_mb = std::uint64_t{1} << 20;
+
+/// CLI11 check: a whole number in [lo, hi], written in decimal digits only (no sign, no
+/// exponent), so that "-5", "1e6", "12abc" and "0x10" are refused with the same clear message.
+inline CLI::Validator whole_number(std::uint64_t lo, std::uint64_t hi) {
+  const std::string range = std::to_string(lo) + ".." + std::to_string(hi);
+  return CLI::Validator(
+      [lo, hi, range](std::string& text) -> std::string {
+        std::uint64_t v = 0;
+        const char* end = text.data() + text.size();
+        const auto [ptr, ec] = std::from_chars(text.data(), end, v);
+        const bool digits = !text.empty() && text.find_first_not_of("0123456789") == std::string::npos;
+        if (!digits || ec != std::errc{} || ptr != end || v < lo || v > hi)
+          return "needs a whole number in " + range + ", got '" + text + "'";
+        return {};
+      },
+      range, "whole_number");
+}
+
+/// CLI11 check: a finite decimal number in [lo, hi] ("0.02", "1e-3").
+inline CLI::Validator decimal(double lo, double hi) {
+  const std::string range = CLI::detail::to_string(lo) + ".." + CLI::detail::to_string(hi);
+  return CLI::Validator(
+      [lo, hi, range](std::string& text) -> std::string {
+        double v = 0;
+        const char* end = text.data() + text.size();
+        const auto [ptr, ec] = std::from_chars(text.data(), end, v);
+        if (text.empty() || ec != std::errc{} || ptr != end || !(v >= lo && v <= hi))
+          return "needs a number in " + range + ", got '" + text + "'";
+        return {};
+      },
+      range, "decimal");
+}
+
+/// The shared command line of one app. Add the app's own options to app() before parse().
+class app_cli {
+ public:
+  app_cli(std::string name, std::string description, run_options defaults = {})
+      : name_(std::move(name)), app_(std::move(description), name_), options_(std::move(defaults)) {
+    app_.option_defaults()->always_capture_default();
+    app_.get_formatter()->column_width(26);
+    auto& o = options_;
+    app_.add_option("--steps", o.steps, "number of steps")->check(whole_number(1, max_steps));
+    app_.add_option("--seed", o.seed, "random seed: same seed and flags, same run")
+        ->check(whole_number(0, std::numeric_limits<std::uint64_t>::max()));
+    app_.add_option("--heap-mb", o.heap_mb, "object heap size in MiB (device memory)")
+        ->check(whole_number(1, max_heap_mb));
+    app_.add_option("--csv", o.csv, "write a CSV time series (step, populations) to FILE")
+        ->type_name("FILE");
+    app_.add_option("--csv-every", o.csv_every, "CSV row every N steps (and steps 0 and last)")
+        ->check(whole_number(1, max_steps));
+    frames_ = app_.add_option("--frames", o.frames, "write viewer frames to DIR (viewer not built yet)")
+                  ->type_name("DIR");
+    frame_every_ = app_.add_option("--frame-every", o.frame_every, "frame every N steps (viewer not built yet)")
+                       ->check(whole_number(1, max_steps));
+    window_ = app_.add_flag("--window", o.window, "show the run in a window (viewer not built yet)");
+    app_.add_flag("--quiet", o.quiet, "no header and no progress bar: only the summary line");
+    app_.add_flag("--timing", o.timing, "print the time spent in each phase at the end");
+  }
+
+  app_cli(const app_cli&) = delete;
+  app_cli& operator=(const app_cli&) = delete;
+
+  /// The CLI11 app, to add the app's own options (they show their defaults in --help).
+  CLI::App& app() { return app_; }
+  const std::string& name() const { return name_; }
+  const run_options& options() const { return options_; }
+
+  /// Parses the command line. Returns -1 when the app should run, otherwise the exit status the
+  /// app should return at once: 0 after printing --help, 2 after a one-line error on stderr.
+  int parse(int argc, const char* const* argv) {
+    try {
+      app_.parse(argc, argv);
+    } catch (const CLI::CallForHelp&) {
+      std::fputs(app_.help().c_str(), stdout);
+      return 0;
+    } catch (const CLI::CallForAllHelp&) {
+      std::fputs(app_.help("", CLI::AppFormatMode::All).c_str(), stdout);
+      return 0;
+    } catch (const CLI::ParseError& e) {
+      return fail(e.what());
+    }
+    if (frames_->count() > 0 || frame_every_->count() > 0 || window_->count() > 0)
+      return fail("--frames, --frame-every and --window need the viewer (viz/), which is not built yet");
+    return -1;
+  }
+  int parse(int argc, char** argv) { return parse(argc, const_cast<const char* const*>(argv)); }
+
+  /// Reports a bad command line found after parse() (e.g. sizes too large for --heap-mb): one
+  /// line "<app>: error: <message>; see --help" on stderr. Returns 2, the exit status.
+  int fail(std::string_view message) const {
+    std::string line(message);
+    for (char& c : line)
+      if (c == '\n') c = ' ';
+    std::fprintf(stderr, "%s: error: %s (see %s --help)\n", name_.c_str(), line.c_str(), name_.c_str());
+    return 2;
+  }
+
+ private:
+  std::string name_;
+  CLI::App app_;
+  run_options options_;
+  CLI::Option* frames_ = nullptr;
+  CLI::Option* frame_every_ = nullptr;
+  CLI::Option* window_ = nullptr;
+};
+
+}  // namespace shoal::sim

@@ -1,0 +1,124 @@
+// sim::app_cli: defaults, the app's own options, --help with defaults, and every kind of bad
+// command line giving exit status 2 with one line on stderr naming the problem.
+#include <string>
+#include <vector>
+
+#include "shoal/sim/cli.hpp"
+#include "test_support.hpp"
+
+namespace shoal::test {
+
+struct cli_result {
+  int rc;
+  std::string out, err;
+  sim::run_options run;
+  std::uint64_t width;
+};
+
+/// Parses `args` with an app that has the shared options plus --width (1..4096, default 64).
+cli_result parse(std::vector<std::string> args) {
+  sim::app_cli cli("testapp", "A test app.", {.steps = 500, .heap_mb = 64});
+  std::uint64_t width = 64;
+  cli.app().add_option("--width", width, "grid width")->check(sim::whole_number(1, 4096));
+  std::vector<const char*> argv{"testapp"};
+  for (const auto& a : args) argv.push_back(a.c_str());
+  testing::internal::CaptureStdout();
+  testing::internal::CaptureStderr();
+  const int rc = cli.parse(static_cast<int>(argv.size()), argv.data());
+  cli_result r{rc, testing::internal::GetCapturedStdout(), testing::internal::GetCapturedStderr(),
+               cli.options(), width};
+  return r;
+}
+
+TEST(SimCli, DefaultsAreTheAppsAndRunGoesOn) {
+  const auto r = parse({});
+  EXPECT_EQ(r.rc, -1);
+  EXPECT_EQ(r.run.steps, 500u);
+  EXPECT_EQ(r.run.heap_mb, 64u);
+  EXPECT_EQ(r.run.seed, 1u);
+  EXPECT_EQ(r.run.csv, "");
+  EXPECT_FALSE(r.run.quiet);
+  EXPECT_FALSE(r.run.timing);
+  EXPECT_EQ(r.width, 64u);
+  EXPECT_EQ(r.out + r.err, "");
+}
+
+TEST(SimCli, ParsesSharedAndOwnOptions) {
+  const auto r = parse({"--steps", "7", "--seed=18446744073709551615", "--heap-mb", "3", "--csv", "x.csv",
+                        "--csv-every", "5", "--quiet", "--timing", "--width", "4096"});
+  ASSERT_EQ(r.rc, -1) << r.err;
+  EXPECT_EQ(r.run.steps, 7u);
+  EXPECT_EQ(r.run.seed, 18446744073709551615ull);
+  EXPECT_EQ(r.run.heap_mb, 3u);
+  EXPECT_EQ(r.run.csv, "x.csv");
+  EXPECT_EQ(r.run.csv_every, 5u);
+  EXPECT_TRUE(r.run.quiet);
+  EXPECT_TRUE(r.run.timing);
+  EXPECT_EQ(r.width, 4096u);
+}
+
+TEST(SimCli, HelpListsEveryOptionWithItsDefault) {
+  const auto r = parse({"--help"});
+  EXPECT_EQ(r.rc, 0);
+  EXPECT_EQ(r.err, "");
+  for (const char* flag : {"--steps", "--seed", "--heap-mb", "--csv", "--csv-every", "--frames", "--frame-every",
+                           "--window", "--quiet", "--timing", "--width", "--help"})
+    EXPECT_NE(r.out.find(flag), std::string::npos) << flag;
+  EXPECT_NE(r.out.find("500"), std::string::npos) << "default of --steps";
+  EXPECT_NE(r.out.find("64"), std::string::npos) << "default of --width and --heap-mb";
+}
+
+/// A bad command line: status 2, exactly one line on stderr that starts "testapp: error:" and
+/// contains `mention`, nothing on stdout.
+void expect_usage_error(std::vector<std::string> args, const std::string& mention) {
+  const auto r = parse(args);
+  std::string shown;
+  for (const auto& a : args) shown += a + " ";
+  EXPECT_EQ(r.rc, 2) << shown;
+  EXPECT_EQ(r.out, "") << shown;
+  EXPECT_EQ(r.err.rfind("testapp: error: ", 0), 0u) << shown << "-> " << r.err;
+  EXPECT_NE(r.err.find(mention), std::string::npos) << shown << "-> " << r.err;
+  ASSERT_FALSE(r.err.empty());
+  EXPECT_EQ(r.err.find('\n'), r.err.size() - 1) << "one line: " << r.err;
+}
+
+TEST(SimCli, BadValuesAreOneLineErrorsWithStatusTwo) {
+  expect_usage_error({"--steps", "-5"}, "-5");
+  expect_usage_error({"--steps=-5"}, "-5");
+  expect_usage_error({"--steps", "0"}, "--steps");
+  expect_usage_error({"--steps", "abc"}, "abc");
+  expect_usage_error({"--steps", "1e3"}, "1e3");
+  expect_usage_error({"--steps", "12x"}, "12x");
+  expect_usage_error({"--steps", "99999999999999999999999"}, "--steps");
+  expect_usage_error({"--steps", "2000000000"}, "1..1000000000");
+  expect_usage_error({"--heap-mb", "0"}, "--heap-mb");
+  expect_usage_error({"--csv-every", "0"}, "--csv-every");
+  expect_usage_error({"--seed", "-1"}, "--seed");
+  expect_usage_error({"--width", "4097"}, "--width");
+  expect_usage_error({"--width", ""}, "--width");
+}
+
+TEST(SimCli, UnknownFlagsAndMissingValuesAreErrors) {
+  expect_usage_error({"--bogus"}, "--bogus");
+  expect_usage_error({"--steps"}, "--steps");
+  expect_usage_error({"extra"}, "extra");
+  expect_usage_error({"--quiet=maybe"}, "--quiet");
+}
+
+TEST(SimCli, ViewerOptionsAreRefusedUntilTheViewerExists) {
+  expect_usage_error({"--frames", "out"}, "viewer");
+  expect_usage_error({"--frame-every", "3"}, "viewer");
+  expect_usage_error({"--window"}, "viewer");
+  expect_usage_error({"--frame-every", "0"}, "--frame-every");  // a bad value is still a bad value
+}
+
+TEST(SimCli, FailReportsOneLineAndReturnsTwo) {
+  sim::app_cli cli("testapp", "A test app.");
+  testing::internal::CaptureStderr();
+  const int rc = cli.fail("--width 9 needs more than\n--heap-mb 1");
+  const std::string err = testing::internal::GetCapturedStderr();
+  EXPECT_EQ(rc, 2);
+  EXPECT_EQ(err, "testapp: error: --width 9 needs more than --heap-mb 1 (see testapp --help)\n");
+}
+
+}  // namespace shoal::test
