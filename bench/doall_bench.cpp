@@ -1,6 +1,8 @@
 // Do-all benchmarks: the cost of runtime.parallel_do over 0 … 10^8 objects doing a trivial field
-// update, against a plain structure-of-arrays kernel doing the same update on arrays; a heap
-// compacted by parallel_new against one scattered by destroying a random half.
+// update, alone and enqueued back to back, against a plain structure-of-arrays kernel doing the
+// same update on arrays; a heap compacted by parallel_new against one scattered by destroying a
+// random half; the tiled all-pairs helper against one thread per object running device_do.
+#include <cmath>
 #include <string>
 
 #include "common/bench_main.hpp"
@@ -47,6 +49,20 @@ void do_all(benchmark::State& state, std::uint64_t n, bool scattered) {
       benchmark::Counter(static_cast<double>(live), benchmark::Counter::kIsIterationInvariantRate);
 }
 
+/// Per do-all cost when `batch` do-alls are enqueued back to back, as a simulation step does:
+/// launch latency overlaps with the previous do-all's work.
+void do_all_back_to_back(benchmark::State& state, std::uint64_t n, int batch) {
+  ParticleRuntime rt(heap_bytes_for(n));
+  if (n > 0) rt.parallel_new<Particle>(n);
+  device_timer timer;
+  for (auto _ : state)
+    state.SetIterationTime(timer.seconds([&] {
+      for (int k = 0; k < batch; ++k) rt.parallel_do<&Particle::step>(0.5f);
+    }) / batch);
+  state.counters["objects"] = static_cast<double>(n);
+  state.counters["batch"] = batch;
+}
+
 /// The same update on two plain arrays: the baseline a do-all is compared with.
 void plain_soa(benchmark::State& state, std::uint64_t n) {
   arch::device_buffer<float> x(n ? n : 1), vx(n ? n : 1);
@@ -65,10 +81,75 @@ void plain_soa(benchmark::State& state, std::uint64_t n) {
       benchmark::Counter(static_cast<double>(n), benchmark::Counter::kIsIterationInvariantRate);
 }
 
+class Body;
+using BodyHeap = shoal::heap<Body>;
+class Body : public object<BodyHeap, Body> {
+ public:
+  SHOAL_FIELDS(Body, (float, x), (float, y), (float, mass), (float, fx), (float, fy))
+  SHOAL_HD explicit Body(unsigned long long i) {
+    x = static_cast<float>((i * 7919u) % 10007u) / 10007.0f;
+    y = static_cast<float>((i * 104729u) % 9973u) / 9973.0f;
+    mass = 1.0f + static_cast<float>(i % 1000);
+    fx = 0.0f, fy = 0.0f;
+  }
+  /// The one-thread-per-object form: walk every other body through the heap.
+  SHOAL_HD void sum_forces_by_device_do(float softening) {
+    const float sx = x, sy = y, sm = mass;
+    float ax = 0.0f, ay = 0.0f;
+    device_do<Body>([&](Body* o) {
+      if (o == this) return;
+      const float dx = o->x - sx, dy = o->y - sy;
+      const float r2 = dx * dx + dy * dy + softening * softening;
+      const float inv_r = 1.0f / sqrtf(r2);
+      const float f = sm * o->mass * inv_r * inv_r * inv_r;
+      ax += f * dx, ay += f * dy;
+    });
+    fx = ax, fy = ay;
+  }
+};
+
+/// Softened 2-D gravity for runtime.all_pairs (the same arithmetic as above).
+struct body_gravity {
+  struct value {
+    float x, y, mass;
+  };
+  struct accumulator {
+    float fx, fy;
+  };
+  float softening;
+  SHOAL_HD value project(Body* b) const { return {b->x, b->y, b->mass}; }
+  SHOAL_HD void interact(const value& s, const value& o, accumulator& a) const {
+    const float dx = o.x - s.x, dy = o.y - s.y;
+    const float r2 = dx * dx + dy * dy + softening * softening;
+    const float inv_r = 1.0f / sqrtf(r2);
+    const float f = s.mass * o.mass * inv_r * inv_r * inv_r;
+    a.fx += f * dx, a.fy += f * dy;
+  }
+  SHOAL_HD void combine(accumulator& a, const accumulator& p) const { a.fx += p.fx, a.fy += p.fy; }
+  SHOAL_HD void apply(Body* b, const accumulator& a) const { b->fx = a.fx, b->fy = a.fy; }
+};
+
+/// All-pairs forces over n bodies: the tiled helper or one thread per body with device_do.
+void all_pairs(benchmark::State& state, std::uint64_t n, bool tiled) {
+  runtime<BodyHeap> rt(std::size_t{64} << 20);
+  rt.parallel_new<Body>(n);
+  device_timer timer;
+  for (auto _ : state)
+    state.SetIterationTime(timer.seconds([&] {
+      if (tiled) rt.all_pairs<Body>(body_gravity{0.05f});
+      else rt.parallel_do<&Body::sum_forces_by_device_do>(0.05f);
+    }));
+  state.counters["objects"] = static_cast<double>(n);
+  state.counters["pairs_per_s"] = benchmark::Counter(static_cast<double>(n) * static_cast<double>(n - 1),
+                                                     benchmark::Counter::kIsIterationInvariantRate);
+}
+
 #if defined(SHOAL_BACKEND_CUDA)
+constexpr std::uint64_t pair_sizes[] = {2000, 20000};
 constexpr std::uint64_t sizes[] = {0, 1000, 1000000, 100000000};
 constexpr int repetitions = 5;
 #else
+constexpr std::uint64_t pair_sizes[] = {500};
 constexpr std::uint64_t sizes[] = {0, 1000, 1000000};
 constexpr int repetitions = 3;
 #endif
@@ -84,6 +165,12 @@ void register_doall_benchmarks() {
     add("doall/compact" + o, do_all, n, false);
     add("plain_soa" + o, plain_soa, n);
     if (n >= 1000) add("doall/scattered" + o, do_all, n, true);
+    if (n <= 1000000) add("doall/back_to_back" + o, do_all_back_to_back, n, 100);
+  }
+  for (const std::uint64_t n : pair_sizes) {
+    const std::string o = "/objects:" + std::to_string(n);
+    add("all_pairs/tiled" + o, all_pairs, n, true);
+    add("all_pairs/device_do" + o, all_pairs, n, false);
   }
 }
 

@@ -21,6 +21,7 @@
 #   SANITIZER_FILTER  gtest filter for the sanitizer runs, e.g. 'Bitmap.Sequential*:BitmapLayout.*'
 #   JOBS              build parallelism (default 16)
 #   BENCH_ARGS        extra arguments for every benchmark binary (e.g. --benchmark_min_time=0.1s)
+#   BENCH_ONLY        run only the benchmark binaries whose name matches this regex (e.g. doall)
 #   GPU_CHECK_BUDGET  seconds for the whole script (default 560); each step's time limit is
 #                     capped so that the script ends, with its summary, inside this budget
 #   BUILD_TIMEOUT (420) CTEST_TIMEOUT (240) SANITIZER_TIMEOUT (150, each tool)
@@ -196,6 +197,7 @@ mapfile -t benches < <(find "$BUILD/bench" -type f -perm -u+x -not -path '*/CMak
 read -r -a bench_args <<<"${BENCH_ARGS:-}"
 for b in "${benches[@]}"; do
   name=$(basename "$b")
+  [[ -n "${BENCH_ONLY:-}" && ! $name =~ ${BENCH_ONLY} ]] && continue
   run_logged "$log" "$(limit_for "${BENCH_TIMEOUT:-300}")" "$b" \
     --benchmark_out="$json_dir/$name.json" --benchmark_out_format=json "${bench_args[@]}" ||
     { bench_failed=1; echo "!!! $name failed" | tee -a "$log"; }

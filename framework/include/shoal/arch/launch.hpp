@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <cstddef>
+#include <cstdint>
 
 #include "shoal/arch/error.hpp"
 
@@ -50,8 +51,9 @@ inline unsigned launch_grid_size(std::size_t n) {
 namespace detail {
 template <class F>
 __global__ void for_each_counted_kernel(const void* context, const unsigned long long* count,
-                                        std::size_t per_count, F f) {
+                                        std::size_t per_count, unsigned long long* reset, F f) {
   if (threadIdx.x == 0) launch_context_ptr = context;
+  if (reset != nullptr && blockIdx.x == 0 && threadIdx.x == 0) *reset = 0;
   __syncthreads();
   const std::size_t n = *count * per_count;
   const std::size_t stride = static_cast<std::size_t>(gridDim.x) * blockDim.x;
@@ -59,21 +61,74 @@ __global__ void for_each_counted_kernel(const void* context, const unsigned long
        i += stride)
     f(i);
 }
+
+template <std::uint32_t Per, class F>
+__global__ void for_each_listed_kernel(const void* context, const std::uint32_t* list,
+                                       const unsigned long long* count, unsigned long long* reset,
+                                       F f) {
+  if (threadIdx.x == 0) launch_context_ptr = context;
+  if (reset != nullptr && blockIdx.x == 0 && threadIdx.x == 0) *reset = 0;
+  __syncthreads();
+  const std::uint64_t n = *count * Per;
+  const std::uint64_t stride = static_cast<std::uint64_t>(gridDim.x) * blockDim.x;
+  std::uint64_t i = static_cast<std::uint64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  // The next item's list entry is loaded before this item's work runs, so that load's latency
+  // overlaps the work instead of adding to every item's chain of dependent loads.
+  std::uint32_t entry = i < n ? list[i / Per] : 0;
+  for (; i < n; i += stride) {
+    const std::uint32_t current = entry;
+    if (i + stride < n) entry = list[(i + stride) / Per];
+    f(current, static_cast<std::uint32_t>(i % Per));
+  }
+}
 }  // namespace detail
 
 /// The context pointer handed to the launch running this thread (nullptr if none).
 __device__ SHOAL_FORCEINLINE const void* launch_context() { return detail::launch_context_ptr; }
 
+/// Blocks for a launch whose size is only known on the device: one wave of resident blocks
+/// at most, since blocks beyond the count still cost a launch slot each (a do-all over few
+/// objects must stay cheap).
+inline unsigned resident_grid_size(std::size_t max_items) {
+  constexpr std::size_t blocks_per_sm = 2048 / launch_block_size;
+  const std::size_t want = (max_items + launch_block_size - 1) / launch_block_size;
+  const std::size_t cap = static_cast<std::size_t>(probe_device().multiprocessors) * blocks_per_sm;
+  return static_cast<unsigned>(std::max<std::size_t>(1, std::min(want, cap)));
+}
+
 /// Runs f(i) for i in [0, *count × per_count), where *count is written by earlier device work
 /// on the same stream: no copy to the host in between. `max_items` (≥ that product) sizes the
-/// grid.
+/// grid. If `reset` is given, the launch sets *reset to 0 (a counter the *next* counted launch
+/// will use: resetting it here saves a memset per launch). It must not be `count`.
 template <class F>
 void for_each_counted(const unsigned long long* count, std::size_t per_count, std::size_t max_items,
-                      F f, const void* context = nullptr, cudaStream_t stream = nullptr) {
-  if (max_items == 0) return;
+                      F f, const void* context = nullptr, unsigned long long* reset = nullptr,
+                      cudaStream_t stream = nullptr) {
   require_device();
-  detail::for_each_counted_kernel<<<launch_grid_size(max_items), launch_block_size, 0, stream>>>(
-      context, count, per_count, f);
+  if (max_items == 0) {
+    if (reset != nullptr) SHOAL_CUDA_CHECK(cudaMemsetAsync(reset, 0, sizeof *reset, stream));
+    return;
+  }
+  detail::for_each_counted_kernel<<<resident_grid_size(max_items), launch_block_size, 0, stream>>>(
+      context, count, per_count, reset, f);
+  SHOAL_CUDA_CHECK(cudaGetLastError());
+}
+
+/// Runs f(list[k], j) for k in [0, *count) and j in [0, Per): `Per` items per entry of a list
+/// whose length earlier device work wrote to *count (a do-all: Per slots per listed block).
+/// Consecutive items go to consecutive lanes. `max_entries` (≥ *count) sizes the grid; `reset`
+/// as for for_each_counted.
+template <std::uint32_t Per, class F>
+void for_each_listed(const std::uint32_t* list, const unsigned long long* count, std::size_t max_entries,
+                     F f, const void* context = nullptr, unsigned long long* reset = nullptr,
+                     cudaStream_t stream = nullptr) {
+  require_device();
+  if (max_entries == 0) {
+    if (reset != nullptr) SHOAL_CUDA_CHECK(cudaMemsetAsync(reset, 0, sizeof *reset, stream));
+    return;
+  }
+  detail::for_each_listed_kernel<Per><<<resident_grid_size(max_entries * Per), launch_block_size, 0, stream>>>(
+      context, list, count, reset, f);
   SHOAL_CUDA_CHECK(cudaGetLastError());
 }
 
@@ -126,9 +181,21 @@ void for_each_index(std::size_t n, F f, const void* context = nullptr) {
 /// Runs f(i) for i in [0, *count × per_count) (see the cuda version; here the count is read).
 template <class F>
 void for_each_counted(const unsigned long long* count, std::size_t per_count, std::size_t max_items,
-                      F f, const void* context = nullptr) {
+                      F f, const void* context = nullptr, unsigned long long* reset = nullptr) {
   (void)max_items;
-  for_each_index(static_cast<std::size_t>(*count) * per_count, f, context);
+  const auto n = static_cast<std::size_t>(*count) * per_count;
+  if (reset != nullptr) *reset = 0;
+  for_each_index(n, f, context);
+}
+
+/// Runs f(list[k], j) for k in [0, *count) and j in [0, Per) (see the cuda version).
+template <std::uint32_t Per, class F>
+void for_each_listed(const std::uint32_t* list, const unsigned long long* count, std::size_t max_entries,
+                     F f, const void* context = nullptr, unsigned long long* reset = nullptr) {
+  (void)max_entries;
+  const auto n = static_cast<std::size_t>(*count) * Per;
+  if (reset != nullptr) *reset = 0;
+  for_each_index(n, [&](std::size_t i) { f(list[i / Per], static_cast<std::uint32_t>(i % Per)); }, context);
 }
 
 #endif

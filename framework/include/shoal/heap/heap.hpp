@@ -94,7 +94,7 @@ constexpr std::uint64_t object_data_bytes(std::uint64_t capacity) {
 }
 
 template <class Heap>
-heap_geometry compute_geometry() {
+constexpr heap_geometry compute_geometry() {
   heap_geometry g;
   // The smallest concrete class gets 64 slots and fixes the block size; the largest must fit
   // at least once.
@@ -122,6 +122,10 @@ heap_geometry compute_geometry() {
   });
   return g;
 }
+
+/// The geometry as a compile-time constant: do-all kernels divide by a constant capacity.
+template <class Heap>
+inline constexpr heap_geometry geometry_of = compute_geometry<Heap>();
 
 }  // namespace detail
 }  // namespace shoal

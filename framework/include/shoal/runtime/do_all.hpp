@@ -60,9 +60,9 @@ value_pack<T, Ts...> make_value_pack(T head, Ts... tail) {
 }
 
 /// Launch 1 of a do-all over type t: the list of its blocks and their occupancy snapshots.
+/// `*count` must be 0: the previous do-all's visit launch reset it (no memset of its own).
 inline void enumerate_blocks(const heap_view& h, std::uint32_t t, std::uint32_t* list,
                              unsigned long long* count) {
-  arch::fill_bytes(count, 0, sizeof(unsigned long long));
   const std::uint64_t* leaves = h.allocated(t).level_words(0);
   block_header* headers = h.headers;
   const std::uint64_t full = h.full_mask(t);
@@ -80,24 +80,27 @@ inline void enumerate_blocks(const heap_view& h, std::uint32_t t, std::uint32_t*
 }
 
 /// Launch 2: visit every object of concrete type U in the snapshot, as a T (U or a base).
-template <class U, class T, auto Method, class... Args>
+/// `Capacity` (U's slots per block) is a compile-time constant so that splitting a thread index
+/// into (block, slot) is a multiply and a shift, not a 64-bit division. The launch also resets
+/// `next_count`, the counter the next enumeration will append to.
+template <class U, class T, auto Method, std::uint32_t Capacity, class... Args>
 void visit_blocks(const heap_view& h, const heap_view* device_view, std::uint32_t type,
-                  const std::uint32_t* list, const unsigned long long* count, Args... args) {
-  const std::uint32_t capacity = h.capacity[type];
+                  const std::uint32_t* list, const unsigned long long* count,
+                  unsigned long long* next_count, Args... args) {
   std::byte* data = h.data;
   const std::uint64_t block_bytes = h.block_bytes;
   block_header* headers = h.headers;
   const auto packed = make_value_pack(args...);
-  arch::for_each_counted(
-      count, capacity, h.blocks * capacity,
-      [=] SHOAL_DEVICE(std::size_t i) {
-        const std::uint32_t b = list[i / capacity];
-        const std::uint32_t slot = static_cast<std::uint32_t>(i % capacity);
+  arch::for_each_listed<Capacity>(
+      list, count, h.blocks,
+      [=] SHOAL_DEVICE(std::uint32_t b, std::uint32_t slot) {
+        // Coherent load: a destroy earlier in this do-all clears the bit, and the slot may
+        // already hold a new object that must not be visited.
         if (((arch::load_relaxed(headers[b].iteration) >> slot) & 1u) == 0) return;
-        auto* object = reinterpret_cast<U*>(encode_pointer(data + b * block_bytes, slot, capacity, type));
+        auto* object = reinterpret_cast<U*>(encode_pointer(data + b * block_bytes, slot, Capacity, type));
         packed.apply([&](const Args&... a) { (static_cast<T*>(object)->*Method)(a...); });
       },
-      device_view);
+      device_view, next_count);
 }
 
 /// Bulk creation, launch 1: open ceil(n / capacity) fresh blocks (slots in order), or record

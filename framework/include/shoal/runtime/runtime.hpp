@@ -18,6 +18,7 @@
 #include "shoal/bitmap/bitmap_ops.hpp"
 #include "shoal/dsl/object.hpp"
 #include "shoal/heap/heap.hpp"
+#include "shoal/runtime/all_pairs.hpp"
 #include "shoal/runtime/do_all.hpp"
 #include "shoal/runtime/errors.hpp"
 
@@ -67,7 +68,7 @@ class runtime {
                   " bytes is too small: one block needs " + std::to_string(total(1)) + " bytes");
     memory_ = arch::device_buffer<std::byte>(total(m));
     do_all_list_ = arch::device_buffer<std::uint32_t>(m);
-    do_all_count_ = arch::device_buffer<unsigned long long>(1);
+    do_all_count_ = arch::device_buffer<unsigned long long>(2);
 
     auto& v = view_;
     v = detail::heap_view{};
@@ -113,6 +114,8 @@ class runtime {
     counters->free_blocks[0] = static_cast<long long>(v.blocks);
     arch::copy_to_device(v.counters, counters.get(), sizeof(detail::heap_counters));
     arch::copy_to_device(device_view_, &view_, sizeof(view_));
+    do_all_count_.zero();
+    do_all_parity_ = 0;
     arch::synchronize();
   }
 
@@ -155,11 +158,25 @@ class runtime {
     Heap::for_each_type([&]<class U>() {
       if constexpr (!abstract_object<U> && (std::is_same_v<T, U> || std::is_base_of_v<T, U>)) {
         constexpr std::uint32_t t = Heap::template type_id<U>;
-        detail::enumerate_blocks(view_, t, do_all_list_.data(), do_all_count_.data());
-        detail::visit_blocks<U, T, Method>(view_, device_view_, t, do_all_list_.data(),
-                                           do_all_count_.data(), args...);
+        constexpr std::uint32_t capacity = detail::geometry_of<Heap>.capacity[t];
+        const counter_pair c = next_do_all_counters();
+        detail::enumerate_blocks(view_, t, do_all_list_.data(), c.current);
+        detail::visit_blocks<U, T, Method, capacity>(view_, device_view_, t, do_all_list_.data(),
+                                                     c.current, c.next, args...);
       }
     });
+  }
+
+  /// Runs the all-pairs interaction `op` over the live objects of class T (see all_pairs.hpp
+  /// for what `op` provides): gathers what every object shows the others in object order,
+  /// then sums each object's interactions in shared-memory tiles and applies the result.
+  /// Waits once (for the number of objects), then enqueues the rest without waiting.
+  template <class T, class Op>
+  void all_pairs(const Op& op) {
+    static_assert(!abstract_object<T>, "all_pairs over an abstract class: name a concrete class");
+    constexpr std::uint32_t t = Heap::template type_id<T>;
+    constexpr std::uint32_t capacity = detail::geometry_of<Heap>.capacity[t];
+    detail::all_pairs<T, capacity>(view_, device_view_, t, do_all_list_.data(), all_pairs_scratch_, op);
   }
 
   /// Creates n objects of T, object i constructed as T(i, args...), in fresh blocks filled in
@@ -355,13 +372,27 @@ class runtime {
     return os.str();
   }
 
+  /// A do-all's block counter and the one the next do-all will use. Each visit launch resets
+  /// the other counter, so no do-all needs a memset (stream order makes this safe: the next
+  /// enumeration starts after this visit ends, and the previous visit ended before it began).
+  struct counter_pair {
+    unsigned long long* current;
+    unsigned long long* next;
+  };
+  counter_pair next_do_all_counters() {
+    do_all_parity_ ^= 1u;
+    return {do_all_count_.data() + do_all_parity_, do_all_count_.data() + (do_all_parity_ ^ 1u)};
+  }
+
   std::uint64_t heap_bytes_ = 0;
   detail::heap_geometry geometry_{};
   arch::device_buffer<std::byte> memory_;
   detail::heap_view view_{};
   detail::heap_view* device_view_ = nullptr;
   arch::device_buffer<std::uint32_t> do_all_list_;         // blocks of the type being visited
-  arch::device_buffer<unsigned long long> do_all_count_;  // their number, written on the device
+  arch::device_buffer<unsigned long long> do_all_count_;  // their number (two: see counter_pair)
+  unsigned do_all_parity_ = 0;
+  detail::all_pairs_scratch all_pairs_scratch_;
 };
 
 }  // namespace shoal

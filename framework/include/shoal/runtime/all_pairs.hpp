@@ -1,0 +1,283 @@
+#pragma once
+/// @file
+/// Tiled all-pairs interaction over the objects of one class (n-body's force loop).
+///
+/// One thread per object walking the heap for every other object (`device_do`) reads each
+/// partner through pointer decoding and scattered loads. Here the partners' data is first
+/// gathered into a dense array in object order (block index, then slot), then every object
+/// sweeps that array in tiles staged in shared memory, so the inner loop is arithmetic on
+/// shared-memory values. When there are too few objects to fill the GPU, the partner range is
+/// cut into slices computed by different threads and combined afterwards in slice order.
+///
+/// An interaction `Op` (trivially copyable; its data members are its parameters) provides:
+///
+///     using value = ...;        // what one object shows the others (trivially copyable)
+///     using accumulator = ...;  // what one object sums over the others (value-initialised)
+///     SHOAL_HD value project(T* self) const;
+///     SHOAL_HD void interact(const value& self, const value& other, accumulator& acc) const;
+///     SHOAL_HD void combine(accumulator& acc, const accumulator& part) const;  // optional
+///     SHOAL_HD void apply(T* self, const accumulator& acc) const;
+///
+/// interact() is called once for every ordered pair of distinct live objects, apply() once per
+/// object after all its interactions (so apply() may write fields that project() reads). The
+/// callbacks must not create or destroy objects. Partners are summed in object order, so a run
+/// is reproducible on one backend; the backends may differ in the last bits (different
+/// association of the sums when the range is sliced, and fused multiply-adds on the GPU).
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <type_traits>
+
+#include "shoal/arch/launch.hpp"
+#include "shoal/arch/lanes.hpp"
+#include "shoal/arch/memory.hpp"
+#include "shoal/heap/heap_view.hpp"
+
+#if defined(SHOAL_BACKEND_CUDA)
+#include <cub/block/block_scan.cuh>
+#endif
+
+namespace shoal {
+
+template <class Op>
+concept combinable_interaction = requires(const Op& op, typename Op::accumulator& a) {
+  op.combine(a, a);
+};
+
+namespace detail {
+
+/// Totals of an ordered block listing: its length and the objects in the listed blocks.
+struct listing_totals {
+  unsigned long long blocks;
+  unsigned long long objects;
+};
+
+#if defined(SHOAL_BACKEND_CUDA)
+
+inline constexpr int listing_threads = 1024;
+
+/// One block of threads lists the blocks of type t in increasing order, then the first dense
+/// object index of each. A single block keeps the order without a grid-wide scan; all-pairs
+/// work is quadratic in the objects, so this linear pass is never its bottleneck.
+__global__ void __launch_bounds__(listing_threads)
+    list_blocks_in_order_kernel(const std::uint64_t* leaves, std::uint64_t words,
+                                const block_header* headers, std::uint64_t full,
+                                std::uint32_t* list, std::uint32_t* first_object,
+                                listing_totals* totals) {
+  using scan = cub::BlockScan<unsigned long long, listing_threads>;
+  __shared__ typename scan::TempStorage temp;
+  __shared__ unsigned long long carry;
+  // Pass 1: thread per bitmap word; each writes its set bits' block numbers in order.
+  if (threadIdx.x == 0) carry = 0;
+  __syncthreads();
+  for (std::uint64_t base = 0; base < words; base += listing_threads) {
+    const std::uint64_t w = base + threadIdx.x;
+    std::uint64_t word = w < words ? leaves[w] : 0;
+    unsigned long long at = 0, total = 0;
+    scan(temp).ExclusiveSum(static_cast<unsigned long long>(arch::popc(word)), at, total);
+    at += carry;
+    for (; word != 0; word &= word - 1) list[at++] = static_cast<std::uint32_t>(w * 64 + arch::lowest_bit(word));
+    __syncthreads();
+    if (threadIdx.x == 0) carry += total;
+    __syncthreads();
+  }
+  const unsigned long long blocks = carry;
+  __syncthreads();
+  // Pass 2: thread per listed block; the exclusive prefix of live objects.
+  if (threadIdx.x == 0) carry = 0;
+  __syncthreads();
+  for (unsigned long long base = 0; base < blocks; base += listing_threads) {
+    const unsigned long long k = base + threadIdx.x;
+    const unsigned long long live =
+        k < blocks ? static_cast<unsigned long long>(arch::popc(~headers[list[k]].free_slots & full)) : 0;
+    unsigned long long at = 0, total = 0;
+    scan(temp).ExclusiveSum(live, at, total);
+    if (k < blocks) first_object[k] = static_cast<std::uint32_t>(carry + at);
+    __syncthreads();
+    if (threadIdx.x == 0) carry += total;
+    __syncthreads();
+  }
+  if (threadIdx.x == 0) *totals = {blocks, carry};
+}
+
+inline void list_blocks_in_order(const heap_view& h, std::uint32_t t, std::uint32_t* list,
+                                 std::uint32_t* first_object, listing_totals* totals) {
+  arch::require_device();
+  list_blocks_in_order_kernel<<<1, listing_threads>>>(h.allocated(t).level_words(0), h.layout.words[0],
+                                                      h.headers, h.full_mask(t), list, first_object,
+                                                      totals);
+  SHOAL_CUDA_CHECK(cudaGetLastError());
+}
+
+inline constexpr int pair_tile = 128;
+
+/// Block (x, s): objects [x·tile, x·tile + tile) against partner slice s. Partner tiles are
+/// aligned with object tiles, so only the tile holding the objects themselves needs the
+/// self-pair test.
+template <class T, class Op>
+__global__ void __launch_bounds__(pair_tile)
+    all_pairs_kernel(Op op, const typename Op::value* values, std::uint64_t n,
+                     std::uint64_t slice_length, typename Op::accumulator* partial,
+                     T* const* objects, const void* context) {
+  using value = typename Op::value;
+  using accumulator = typename Op::accumulator;
+  __shared__ alignas(value) unsigned char raw[pair_tile * sizeof(value)];
+  value* tile = reinterpret_cast<value*>(raw);
+  if (threadIdx.x == 0) arch::detail::launch_context_ptr = context;
+  const std::uint64_t own_base = static_cast<std::uint64_t>(blockIdx.x) * pair_tile;
+  const std::uint64_t i = own_base + threadIdx.x;
+  const bool active = i < n;
+  const value self = active ? values[i] : value{};
+  accumulator acc{};
+  const std::uint64_t begin = static_cast<std::uint64_t>(blockIdx.y) * slice_length;
+  const std::uint64_t end = begin + slice_length < n ? begin + slice_length : n;
+  for (std::uint64_t base = begin; base < end; base += pair_tile) {
+    __syncthreads();
+    if (base + threadIdx.x < end) new (&tile[threadIdx.x]) value(values[base + threadIdx.x]);
+    __syncthreads();
+    if (!active) continue;
+    const int m = static_cast<int>(end - base < pair_tile ? end - base : pair_tile);
+    if (base == own_base) {
+      for (int k = 0; k < m; ++k)
+        if (k != static_cast<int>(threadIdx.x)) op.interact(self, tile[k], acc);
+    } else if (m == pair_tile) {
+#pragma unroll 16
+      for (int k = 0; k < pair_tile; ++k) op.interact(self, tile[k], acc);
+    } else {
+      for (int k = 0; k < m; ++k) op.interact(self, tile[k], acc);
+    }
+  }
+  if (!active) return;
+  if (gridDim.y == 1) op.apply(objects[i], acc);
+  else partial[static_cast<std::uint64_t>(blockIdx.y) * n + i] = acc;
+}
+
+#endif  // SHOAL_BACKEND_CUDA
+
+/// cpu: the same listing, sequentially.
+inline void list_blocks_in_order_cpu(const heap_view& h, std::uint32_t t, std::uint32_t* list,
+                                     std::uint32_t* first_object, listing_totals* totals) {
+  const std::uint64_t* leaves = h.allocated(t).level_words(0);
+  const std::uint64_t full = h.full_mask(t);
+  unsigned long long blocks = 0, objects = 0;
+  for (std::uint64_t w = 0; w < h.layout.words[0]; ++w)
+    for (std::uint64_t word = leaves[w]; word != 0; word &= word - 1) {
+      const auto b = static_cast<std::uint32_t>(w * 64 + arch::lowest_bit(word));
+      list[blocks] = b;
+      first_object[blocks++] = static_cast<std::uint32_t>(objects);
+      objects += arch::popc(~h.headers[b].free_slots & full);
+    }
+  *totals = {blocks, objects};
+}
+
+/// Device memory an all-pairs interaction reuses from call to call (grown on demand).
+struct all_pairs_scratch {
+  arch::device_buffer<std::uint32_t> first_object;  // per listed block
+  arch::device_buffer<listing_totals> totals{1};
+  arch::device_buffer<std::byte> bytes;  // values, object pointers, partial accumulators
+
+  std::byte* reserve(std::size_t n) {
+    if (bytes.size() < n) bytes = arch::device_buffer<std::byte>(n + n / 4);
+    return bytes.data();
+  }
+};
+
+inline std::size_t round_up_256(std::size_t n) { return (n + 255) / 256 * 256; }
+
+/// The whole interaction over the objects of concrete class T (type id `type`, `Capacity`
+/// slots per block). `list` holds room for every block of the heap. Waits once, for the
+/// number of objects; the rest is enqueued.
+template <class T, std::uint32_t Capacity, class Op>
+void all_pairs(const heap_view& h, const heap_view* device_view, std::uint32_t type,
+               std::uint32_t* list, all_pairs_scratch& scratch, const Op& op) {
+  using value = typename Op::value;
+  using accumulator = typename Op::accumulator;
+  static_assert(std::is_trivially_copyable_v<Op> && std::is_trivially_copyable_v<value> &&
+                    std::is_trivially_copyable_v<accumulator>,
+                "an all-pairs interaction, its value and its accumulator must be trivially copyable");
+  if (scratch.first_object.size() < h.blocks) scratch.first_object = arch::device_buffer<std::uint32_t>(h.blocks);
+  std::uint32_t* first = scratch.first_object.data();
+#if defined(SHOAL_BACKEND_CUDA)
+  list_blocks_in_order(h, type, list, first, scratch.totals.data());
+#else
+  list_blocks_in_order_cpu(h, type, list, first, scratch.totals.data());
+#endif
+  const listing_totals totals = scratch.totals.read(0);
+  const std::uint64_t n = totals.objects;
+  if (n == 0) return;
+
+  // Slices: enough threads to fill the GPU when the objects alone do not (cuda only; the cpu
+  // backend has few threads and sums every partner in one pass).
+  std::uint64_t slices = 1, slice_length = n;
+#if defined(SHOAL_BACKEND_CUDA)
+  if constexpr (combinable_interaction<Op>) {
+    const std::uint64_t tiles = (n + pair_tile - 1) / pair_tile;
+    const std::uint64_t threads_wanted = static_cast<std::uint64_t>(arch::probe_device().multiprocessors) * 2048;
+    const std::uint64_t want = std::clamp<std::uint64_t>((threads_wanted + tiles * pair_tile - 1) / (tiles * pair_tile), 1, tiles);
+    slice_length = (tiles + want - 1) / want * pair_tile;
+    slices = (n + slice_length - 1) / slice_length;
+  }
+#endif
+  const std::size_t values_bytes = round_up_256(n * sizeof(value));
+  const std::size_t objects_bytes = round_up_256(n * sizeof(T*));
+  std::byte* base = scratch.reserve(values_bytes + objects_bytes +
+                                    (slices > 1 ? slices * n * sizeof(accumulator) : 0));
+  auto* values = reinterpret_cast<value*>(base);
+  auto* objects = reinterpret_cast<T**>(base + values_bytes);
+  auto* partial = reinterpret_cast<accumulator*>(base + values_bytes + objects_bytes);
+
+  // Gather: object k of the dense order is slot `slot` of listed block `pos`.
+  std::byte* data = h.data;
+  const std::uint64_t block_bytes = h.block_bytes;
+  const block_header* headers = h.headers;
+  const std::uint64_t full = h.full_mask(type);
+  arch::for_each_index(
+      totals.blocks * Capacity,
+      [=] SHOAL_DEVICE(std::size_t i) {
+        const std::size_t pos = i / Capacity;
+        const auto slot = static_cast<std::uint32_t>(i % Capacity);
+        const std::uint32_t b = list[pos];
+        const std::uint64_t live = ~headers[b].free_slots & full;
+        if (((live >> slot) & 1u) == 0) return;
+        const std::uint64_t k = first[pos] + arch::popc(live & ((std::uint64_t{1} << slot) - 1));
+        T* object = reinterpret_cast<T*>(encode_pointer(data + b * block_bytes, slot, Capacity, type));
+        values[k] = op.project(object);
+        objects[k] = object;
+      },
+      device_view);
+
+#if defined(SHOAL_BACKEND_CUDA)
+  const dim3 grid(static_cast<unsigned>((n + pair_tile - 1) / pair_tile), static_cast<unsigned>(slices));
+  all_pairs_kernel<T, Op><<<grid, pair_tile>>>(op, values, n, slice_length, partial, objects, device_view);
+  SHOAL_CUDA_CHECK(cudaGetLastError());
+  if (slices > 1) {
+    if constexpr (combinable_interaction<Op>) {
+      arch::for_each_index(
+          n,
+          [=] SHOAL_DEVICE(std::size_t i) {
+            accumulator acc = partial[i];
+            for (std::uint64_t s = 1; s < slices; ++s) op.combine(acc, partial[s * n + i]);
+            op.apply(objects[i], acc);
+          },
+          device_view);
+    }
+  }
+#else
+  (void)slice_length;
+  (void)partial;
+  arch::for_each_index(
+      n,
+      [=](std::size_t i) {
+        const value self = values[i];
+        accumulator acc{};
+        for (std::uint64_t j = 0; j < n; ++j)
+          if (j != i) op.interact(self, values[j], acc);
+        op.apply(objects[i], acc);
+      },
+      device_view);
+#endif
+}
+
+}  // namespace detail
+}  // namespace shoal
