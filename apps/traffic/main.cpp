@@ -3,8 +3,11 @@
 // file reads the command line, runs the steps and reports (header, progress, CSV, summary,
 // --timing).
 //
-// Exit status: 0 after a run, 2 for a bad command line, 1 when the run fails (no usable device,
-// heap too small for the cars, CSV file not writable).
+// Exit status: 0 after a run, 2 for a bad command line (including a heap too small for a car on
+// every cell, or a CSV file that cannot be written), 1 when the run fails (no usable device).
+//
+// The step loop never waits for the device: a step's launch and two do-alls are enqueued back to
+// back, and the host synchronises only to count the cars for a CSV row and at the end.
 
 #include <chrono>
 #include <cstdint>
@@ -24,6 +27,7 @@ namespace {
 
 namespace sim = shoal::sim;
 
+/// The app's own flags.
 struct options {
   traffic::network_params network;
   traffic::model_params model;
@@ -41,39 +45,83 @@ std::vector<sim::csv_value> csv_row(const traffic::census_result& c) {
   return {c.cars, c.created, c.removed, c.stopped, c.speed_sum, sim::fixed{mean, 4}};
 }
 
-int run(const sim::run_options& run, const options& o) {
-  const auto& device = shoal::arch::probe_device();
-  if (!device.usable) {
-    std::fprintf(stderr, "traffic: no usable device: %s\n", device.reason.c_str());
-    return 1;
+/// Heap the cars of a network of `cells` cells can need at most (a car on every cell), with room
+/// for blocks that are only partly full: with this much the run cannot run out of heap.
+std::uint64_t heap_bytes_needed(std::uint64_t cells) {
+  const auto g = shoal::detail::compute_geometry<traffic::TrafficHeap>();
+  const std::uint64_t per_slot = g.block_bytes / g.capacity[traffic::TrafficHeap::type_id<traffic::Car>] + 1;
+  return cells * per_slot * 3 / 2 + (std::uint64_t{1} << 20);
+}
+
+int run(int argc, char** argv) {
+  sim::app_cli cli("traffic",
+                   "Nagel-Schreckenberg cars on a random street network (DynaSOAr's traffic benchmark):\n"
+                   "producers create cars, cars drive at random through traffic lights and leave at targets.\n"
+                   "Same seed and flags: same CSV and checksum, on every run and on both backends.",
+                   {.steps = 12000, .seed = 42, .heap_mb = 512});
+  options o;
+  CLI::App& app = cli.app();
+  app.add_option("--intersections", o.network.intersections, "intersections at random points of the unit square")
+      ->check(sim::whole_number(2, traffic::cell::max_intersections));
+  app.add_option("--cell-length", o.network.cell_length, "length of a street cell (the square is 1 wide)")
+      ->check(sim::decimal(1e-4, 1.0));
+  app.add_option("--producer-ratio", o.network.producer_ratio, "fraction of cells that produce cars")
+      ->check(sim::decimal(0.0, 1.0));
+  app.add_option("--target-ratio", o.network.target_ratio, "fraction of cells where cars leave")
+      ->check(sim::decimal(0.0, 1.0));
+  app.add_option("--car-probability", o.model.car_probability,
+                 "probability that a free producer cell creates a car in a step")
+      ->check(sim::decimal(0.0, 1.0));
+  app.add_option("--slow-probability", o.model.slow_probability, "probability of a random slow-down by 1")
+      ->check(sim::decimal(0.0, 1.0));
+  app.add_option("--light-period", o.model.light_period, "steps between two switches of a traffic light")
+      ->check(sim::whole_number(1, 1000000));
+  app.add_option("--max-speed", o.model.max_speed,
+                 "cars and streets get top speeds of max-speed/2 .. max-speed - 1 cells per step")
+      ->check(sim::whole_number(2, traffic::cell::max_limit + 1));
+  if (const int rc = cli.parse(argc, argv); rc >= 0) return rc;
+  const sim::run_options& run = cli.options();
+  if (o.network.producer_ratio + o.network.target_ratio > 1.0)
+    return cli.fail("--producer-ratio and --target-ratio add up to more than 1");
+  o.network.seed = o.model.seed = run.seed;
+  o.network.max_speed = o.model.max_speed;
+
+  // The network is built on the host before any device work: its size decides the heap needed.
+  const traffic::network net = traffic::generate(o.network);
+  const std::uint64_t need = heap_bytes_needed(net.cells());
+  if (run.heap_mb << 20 < need)
+    return cli.fail("a network of " + std::to_string(net.cells()) + " cells needs --heap-mb " +
+                    std::to_string((need + (1 << 20) - 1) >> 20) + " or more (got " + std::to_string(run.heap_mb) + ")");
+  std::optional<sim::csv_writer> csv;
+  if (!run.csv.empty()) {
+    try {
+      csv.emplace(run.csv, std::vector<std::string>{"cars", "created", "removed", "stopped", "speed_sum", "mean_speed"});
+    } catch (const sim::csv_error& e) {
+      return cli.fail(std::string("--csv: ") + e.what());
+    }
   }
-  if (!run.quiet)
+  if (!run.quiet) {
     std::printf("%s\n", sim::header_line("traffic", run,
                                          {{"intersections", std::to_string(o.network.intersections)},
+                                          {"cells", std::to_string(net.cells())},
+                                          {"streets", std::to_string(net.streets.size())},
+                                          {"producers", std::to_string(net.producers.size())},
+                                          {"targets", std::to_string(net.targets)},
                                           {"cell_length", decimal_text(o.network.cell_length)},
-                                          {"producer_ratio", decimal_text(o.network.producer_ratio)},
-                                          {"target_ratio", decimal_text(o.network.target_ratio)},
                                           {"car_probability", decimal_text(o.model.car_probability)},
                                           {"slow_probability", decimal_text(o.model.slow_probability)},
                                           {"light_period", std::to_string(o.model.light_period)},
                                           {"max_speed", std::to_string(o.model.max_speed)}})
                             .c_str());
-  const traffic::network net = traffic::generate(o.network);
-  if (!run.quiet)
-    std::printf("traffic: network cells=%llu streets=%zu producers=%zu targets=%llu\n",
-                static_cast<unsigned long long>(net.cells()), net.streets.size(), net.producers.size(),
-                static_cast<unsigned long long>(net.targets));
+  }
   std::fflush(stdout);
 
+  shoal::arch::require_device();
   traffic::simulation model(net, o.model, static_cast<std::size_t>(run.heap_mb) << 20);
-  std::optional<sim::csv_writer> csv;
-  if (!run.csv.empty()) {
-    csv.emplace(run.csv, std::vector<std::string>{"cars", "created", "removed", "stopped", "speed_sum", "mean_speed"});
-    csv->row(0, csv_row(model.census()));
-  }
+  shoal::runtime<traffic::TrafficHeap>& rt = model.runtime();
+  if (csv) csv->row(0, csv_row(model.census()));
   sim::phase_timer timer(run.timing);
   sim::progress bar(run.steps, !run.quiet);
-  shoal::runtime<traffic::TrafficHeap>& rt = model.runtime();
   rt.synchronize();
   const auto began = std::chrono::steady_clock::now();
   for (std::uint64_t step = 1; step <= run.steps; ++step) {
@@ -100,16 +148,15 @@ int run(const sim::run_options& run, const options& o) {
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count();
   bar.finish();
   if (csv) csv->close();
+
   const traffic::census_result last = model.census();
-  std::printf("%s\n", sim::summary_line("traffic", {run.steps,
-                                                    seconds,
-                                                    {{"cars", last.cars},
-                                                     {"created", last.created},
-                                                     {"removed", last.removed},
-                                                     {"stopped", last.stopped},
-                                                     {"speed_sum", last.speed_sum}},
-                                                    last.checksum})
-                          .c_str());
+  sim::summary sum;
+  sum.steps = run.steps;
+  sum.seconds = seconds;
+  sum.populations = {{"cars", last.cars}, {"created", last.created}, {"removed", last.removed},
+                     {"stopped", last.stopped}, {"speed_sum", last.speed_sum}};
+  sum.checksum = last.checksum;
+  std::printf("%s\n", sim::summary_line("traffic", sum).c_str());
   if (run.timing) std::fputs(timer.table().c_str(), stdout);
   return 0;
 }
@@ -117,39 +164,10 @@ int run(const sim::run_options& run, const options& o) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  sim::app_cli cli("traffic",
-                   "Nagel-Schreckenberg cars on a random street network (DynaSOAr's traffic benchmark): "
-                   "producers create cars, cars drive at random through traffic lights and leave at targets.",
-                   {.steps = 12000, .seed = 42, .heap_mb = 256});
-  options o;
-  CLI::App& app = cli.app();
-  app.add_option("--intersections", o.network.intersections, "intersections at random points of the unit square")
-      ->check(sim::whole_number(2, traffic::cell::max_intersections));
-  app.add_option("--cell-length", o.network.cell_length, "length of a street cell (the unit square is 1 wide)")
-      ->check(sim::decimal(1e-4, 1.0));
-  app.add_option("--producer-ratio", o.network.producer_ratio, "fraction of cells that produce cars")
-      ->check(sim::decimal(0.0, 1.0));
-  app.add_option("--target-ratio", o.network.target_ratio, "fraction of cells where cars leave")
-      ->check(sim::decimal(0.0, 1.0));
-  app.add_option("--car-probability", o.model.car_probability,
-                 "probability that a free producer cell creates a car in a step")
-      ->check(sim::decimal(0.0, 1.0));
-  app.add_option("--slow-probability", o.model.slow_probability, "probability of a random slow-down by 1")
-      ->check(sim::decimal(0.0, 1.0));
-  app.add_option("--light-period", o.model.light_period, "steps between two switches of a traffic light")
-      ->check(sim::whole_number(1, 1000000));
-  app.add_option("--max-speed", o.model.max_speed,
-                 "cars and streets get maximum speeds of max-speed/2 .. max-speed - 1 cells per step")
-      ->check(sim::whole_number(2, traffic::cell::max_limit + 1));
-  if (const int rc = cli.parse(argc, argv); rc >= 0) return rc;
-  const sim::run_options& run_opts = cli.options();
-  if (o.network.producer_ratio + o.network.target_ratio > 1.0)
-    return cli.fail("--producer-ratio and --target-ratio add up to more than 1");
-  o.network.seed = o.model.seed = run_opts.seed;
-  o.network.max_speed = o.model.max_speed;
   try {
-    return run(run_opts, o);
+    return run(argc, argv);
   } catch (const std::exception& e) {
+    std::fflush(stdout);
     std::fprintf(stderr, "traffic: %s\n", e.what());
     return 1;
   }
