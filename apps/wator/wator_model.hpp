@@ -110,7 +110,7 @@ class Fish : public shoal::object<Ocean, Fish, Agent> {
     const std::uint32_t from = cell, to = target;
     g.cells[to] = this;
     cell = to;
-    if (timer > breed_after) {
+    if (timer.get() > breed_after) {
       timer = 0;
       g.cells[from] = new Fish(from, 0);  // nullptr if the heap is full: the launch then throws
     } else {
@@ -158,11 +158,11 @@ class Shark : public shoal::object<Ocean, Shark, Agent> {
     const std::uint32_t from = cell, to = target;
     if (Agent* prey = g.cells[to]) {  // only a fish can be there: requests go to fish or free cells
       delete prey;
-      energy += energy_per_fish;
+      energy = energy.get() + energy_per_fish;  // by value: a constexpr bound to a reference is not visible in device code
     }
     g.cells[to] = this;
     cell = to;
-    if (timer > breed_after) {
+    if (timer.get() > breed_after) {
       timer = 0;
       g.cells[from] = new Shark(from, 0, energy_start);
     } else {
