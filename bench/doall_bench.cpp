@@ -93,7 +93,7 @@ class Body : public object<BodyHeap, Body> {
     fx = 0.0f, fy = 0.0f;
   }
   /// The one-thread-per-object form: walk every other body through the heap.
-  SHOAL_HD void sum_forces_by_device_do(float softening) {
+  SHOAL_DEVICE void sum_forces_by_device_do(float softening) {
     const float sx = x, sy = y, sm = mass;
     float ax = 0.0f, ay = 0.0f;
     device_do<Body>([&](Body* o) {

@@ -137,16 +137,20 @@ SHOAL_DEVICE inline void initialize_block(const heap_view& h, std::uint64_t b, s
 }
 
 /// Opens a free block for type t with its first `taken` slots in use; bitmap_npos when no
-/// block is left. A block operation: its spare slots are counted before it ends. (Used by
-/// parallel_new; reserve_or_open inlines the same steps.)
+/// block is left. Takes block `preferred` if it is still free, else any. A block operation:
+/// its spare slots are counted before it ends. (Used by parallel_new; reserve_or_open inlines
+/// the same steps.)
 SHOAL_DEVICE inline std::uint64_t open_block(const heap_view& h, std::uint32_t t,
-                                             std::uint32_t taken, walk_rng& rng) {
+                                             std::uint32_t taken, walk_rng& rng,
+                                             std::uint64_t preferred = bitmap_npos) {
   long long& blocks = free_block_count(h);
   enter_block_operation(h);
   std::uint64_t block = bitmap_npos;
   if (arch::fetch_sub(blocks, 1ll) > 0) {
     // Reserved, hence findable: the returner sets the free bit before counting the block.
-    while ((block = h.free_blocks().claim(rng)) == bitmap_npos) arch::spin_pause();
+    if (preferred != bitmap_npos && h.free_blocks().try_clear(preferred)) block = preferred;
+    else
+      while ((block = h.free_blocks().claim(rng)) == bitmap_npos) arch::spin_pause();
     initialize_block(h, block, t, taken);
   } else {
     arch::fetch_add(blocks, 1ll);  // went below zero: undo

@@ -32,6 +32,7 @@
 #include "shoal/arch/launch.hpp"
 #include "shoal/arch/lanes.hpp"
 #include "shoal/arch/memory.hpp"
+#include "shoal/bitmap/ordered_list.hpp"
 #include "shoal/heap/heap_view.hpp"
 
 #if defined(SHOAL_BACKEND_CUDA)
@@ -57,36 +58,17 @@ struct listing_totals {
 
 inline constexpr int listing_threads = 1024;
 
-/// One block of threads lists the blocks of type t in increasing order, then the first dense
-/// object index of each. A single block keeps the order without a grid-wide scan; all-pairs
-/// work is quadratic in the objects, so this linear pass is never its bottleneck.
+/// One block of threads: the first dense object index of every listed block (an exclusive
+/// prefix sum of their live objects, in list order) and the number of objects.
 __global__ void __launch_bounds__(listing_threads)
-    list_blocks_in_order_kernel(const std::uint64_t* leaves, std::uint64_t words,
-                                const block_header* headers, std::uint64_t full,
-                                std::uint32_t* list, std::uint32_t* first_object,
-                                listing_totals* totals) {
+    first_objects_kernel(const std::uint32_t* list, const block_header* headers, std::uint64_t full,
+                         std::uint32_t* first_object, listing_totals* totals) {
   using scan = cub::BlockScan<unsigned long long, listing_threads>;
   __shared__ typename scan::TempStorage temp;
   __shared__ unsigned long long carry;
-  // Pass 1: thread per bitmap word; each writes its set bits' block numbers in order.
   if (threadIdx.x == 0) carry = 0;
   __syncthreads();
-  for (std::uint64_t base = 0; base < words; base += listing_threads) {
-    const std::uint64_t w = base + threadIdx.x;
-    std::uint64_t word = w < words ? leaves[w] : 0;
-    unsigned long long at = 0, total = 0;
-    scan(temp).ExclusiveSum(static_cast<unsigned long long>(arch::popc(word)), at, total);
-    at += carry;
-    for (; word != 0; word &= word - 1) list[at++] = static_cast<std::uint32_t>(w * 64 + arch::lowest_bit(word));
-    __syncthreads();
-    if (threadIdx.x == 0) carry += total;
-    __syncthreads();
-  }
-  const unsigned long long blocks = carry;
-  __syncthreads();
-  // Pass 2: thread per listed block; the exclusive prefix of live objects.
-  if (threadIdx.x == 0) carry = 0;
-  __syncthreads();
+  const unsigned long long blocks = totals->blocks;
   for (unsigned long long base = 0; base < blocks; base += listing_threads) {
     const unsigned long long k = base + threadIdx.x;
     const unsigned long long live =
@@ -94,21 +76,35 @@ __global__ void __launch_bounds__(listing_threads)
     unsigned long long at = 0, total = 0;
     scan(temp).ExclusiveSum(live, at, total);
     if (k < blocks) first_object[k] = static_cast<std::uint32_t>(carry + at);
-    __syncthreads();
+    __syncthreads();  // every thread has read carry
     if (threadIdx.x == 0) carry += total;
     __syncthreads();
   }
-  if (threadIdx.x == 0) *totals = {blocks, carry};
+  if (threadIdx.x == 0) totals->objects = carry;
 }
 
+#endif  // SHOAL_BACKEND_CUDA
+
+/// The blocks of type t in increasing order, the first dense object index of each, and the
+/// totals. Enqueued; does not wait.
 inline void list_blocks_in_order(const heap_view& h, std::uint32_t t, std::uint32_t* list,
                                  std::uint32_t* first_object, listing_totals* totals) {
-  arch::require_device();
-  list_blocks_in_order_kernel<<<1, listing_threads>>>(h.allocated(t).level_words(0), h.layout.words[0],
-                                                      h.headers, h.full_mask(t), list, first_object,
-                                                      totals);
+  list_set_bits(h.allocated(t).level_words(0), h.layout.words[0], list, ~0ull, &totals->blocks);
+#if defined(SHOAL_BACKEND_CUDA)
+  first_objects_kernel<<<1, listing_threads>>>(list, h.headers, h.full_mask(t), first_object, totals);
   SHOAL_CUDA_CHECK(cudaGetLastError());
+#else
+  const std::uint64_t full = h.full_mask(t);
+  unsigned long long objects = 0;
+  for (unsigned long long k = 0; k < totals->blocks; ++k) {
+    first_object[k] = static_cast<std::uint32_t>(objects);
+    objects += arch::popc(~h.headers[list[k]].free_slots & full);
+  }
+  totals->objects = objects;
+#endif
 }
+
+#if defined(SHOAL_BACKEND_CUDA)
 
 inline constexpr int pair_tile = 128;
 
@@ -155,22 +151,6 @@ __global__ void __launch_bounds__(pair_tile)
 
 #endif  // SHOAL_BACKEND_CUDA
 
-/// cpu: the same listing, sequentially.
-inline void list_blocks_in_order_cpu(const heap_view& h, std::uint32_t t, std::uint32_t* list,
-                                     std::uint32_t* first_object, listing_totals* totals) {
-  const std::uint64_t* leaves = h.allocated(t).level_words(0);
-  const std::uint64_t full = h.full_mask(t);
-  unsigned long long blocks = 0, objects = 0;
-  for (std::uint64_t w = 0; w < h.layout.words[0]; ++w)
-    for (std::uint64_t word = leaves[w]; word != 0; word &= word - 1) {
-      const auto b = static_cast<std::uint32_t>(w * 64 + arch::lowest_bit(word));
-      list[blocks] = b;
-      first_object[blocks++] = static_cast<std::uint32_t>(objects);
-      objects += arch::popc(~h.headers[b].free_slots & full);
-    }
-  *totals = {blocks, objects};
-}
-
 /// Device memory an all-pairs interaction reuses from call to call (grown on demand).
 struct all_pairs_scratch {
   arch::device_buffer<std::uint32_t> first_object;  // per listed block
@@ -198,11 +178,7 @@ void all_pairs(const heap_view& h, const heap_view* device_view, std::uint32_t t
                 "an all-pairs interaction, its value and its accumulator must be trivially copyable");
   if (scratch.first_object.size() < h.blocks) scratch.first_object = arch::device_buffer<std::uint32_t>(h.blocks);
   std::uint32_t* first = scratch.first_object.data();
-#if defined(SHOAL_BACKEND_CUDA)
   list_blocks_in_order(h, type, list, first, scratch.totals.data());
-#else
-  list_blocks_in_order_cpu(h, type, list, first, scratch.totals.data());
-#endif
   const listing_totals totals = scratch.totals.read(0);
   const std::uint64_t n = totals.objects;
   if (n == 0) return;

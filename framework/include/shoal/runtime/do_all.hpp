@@ -16,6 +16,7 @@
 
 #include "shoal/arch/atomic.hpp"
 #include "shoal/arch/launch.hpp"
+#include "shoal/bitmap/ordered_list.hpp"
 #include "shoal/dsl/object.hpp"
 #include "shoal/heap/allocator.hpp"
 #include "shoal/heap/heap_view.hpp"
@@ -103,16 +104,21 @@ void visit_blocks(const heap_view& h, const heap_view* device_view, std::uint32_
       device_view, next_count);
 }
 
-/// Bulk creation, launch 1: open ceil(n / capacity) fresh blocks (slots in order), or record
-/// the objects that do not fit.
-inline void open_blocks_for(const heap_view& h, std::uint32_t t, std::uint64_t n, std::uint32_t* list) {
+/// Bulk creation, launch 1 and 2: list the lowest ceil(n / capacity) free blocks in order,
+/// then open them (slots in order), or record the objects that do not fit. On a quiescent heap
+/// the same call places the same objects in the same blocks every run, so everything that
+/// follows heap order (do-all and all-pairs order) is reproducible. `listed` is scratch.
+inline void open_blocks_for(const heap_view& h, std::uint32_t t, std::uint64_t n, std::uint32_t* list,
+                            unsigned long long* listed) {
   const std::uint32_t capacity = h.capacity[t];
   const std::uint64_t blocks = (n + capacity - 1) / capacity;
+  list_set_bits(h.free_blocks().level_words(0), h.layout.words[0], list, blocks, listed);
   const heap_view v = h;
   arch::for_each_index(blocks, [=] SHOAL_DEVICE(std::size_t j) {
     walk_rng rng = walk_rng::for_this_lane(j);
     const std::uint64_t objects = n - j * capacity < capacity ? n - j * capacity : capacity;
-    const std::uint64_t b = open_block(v, t, static_cast<std::uint32_t>(objects), rng);
+    const std::uint64_t preferred = j < *listed ? list[j] : bitmap_npos;
+    const std::uint64_t b = open_block(v, t, static_cast<std::uint32_t>(objects), rng, preferred);
     list[j] = b == bitmap_npos ? ~std::uint32_t{0} : static_cast<std::uint32_t>(b);
     if (b == bitmap_npos) record_failed_allocations(v, t, objects);
   });

@@ -191,7 +191,7 @@ class runtime {
       detail::record_oom_on_host(view_, t, n);
       check_errors();
     }
-    detail::open_blocks_for(view_, t, n, list);
+    detail::open_blocks_for(view_, t, n, list, ordered_count_.data());
     std::byte* data = view_.data;
     const std::uint64_t block_bytes = view_.block_bytes;
     const auto packed = detail::make_value_pack(args...);
@@ -393,6 +393,7 @@ class runtime {
   arch::device_buffer<unsigned long long> do_all_count_;  // their number (two: see counter_pair)
   unsigned do_all_parity_ = 0;
   detail::all_pairs_scratch all_pairs_scratch_;
+  arch::device_buffer<unsigned long long> ordered_count_{1};  // scratch of ordered listings
 };
 
 }  // namespace shoal
