@@ -1,14 +1,19 @@
 #!/usr/bin/env bash
 # shellcheck source-path=SCRIPTDIR/..
-# Builds and runs Shoal's main example: on the GPU (cuda-release preset) when nvcc is found and
-# a GPU is usable, otherwise on the cpu backend (cpu-release preset). Arguments go to the app:
+# Builds and runs Shoal's main example, the Wa-Tor simulation: on the GPU (cuda-release preset)
+# when nvcc is found and a GPU is usable, otherwise on the cpu backend (cpu-release preset).
+# Arguments go to the app:
 #
-#   scripts/demo.sh                 # defaults
+#   scripts/demo.sh                 # defaults (GPU: 2048 x 2560, 500 steps; CPU: CPU_DEMO_ARGS)
 #   scripts/demo.sh --help          # the app's options
+#   scripts/demo.sh --steps 100 --csv wator.csv
 set -Eeuo pipefail
 
 # The main example: the executable's name under build/<preset>/bin/.
-APP=bitmap_demo
+APP=wator
+# Without arguments on the cpu backend: a grid 1/16 of the default, so that a two-core machine
+# finishes in seconds rather than minutes.
+CPU_DEMO_ARGS=(--width 512 --height 640)
 
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 . scripts/lib/common.sh
@@ -31,5 +36,9 @@ shoal_ensure_packages "${SHOAL_PACKAGES[@]}"
 cmake --preset "$preset" >/dev/null
 cmake --build --preset "$preset" -j"$(nproc)" --target "$APP"
 
+if [[ $preset == cpu-release && $# -eq 0 ]]; then
+  echo "cpu backend: running a smaller grid than the default (${CPU_DEMO_ARGS[*]}); pass arguments to choose"
+  set -- "${CPU_DEMO_ARGS[@]}"
+fi
 shoal_section "run: build/$preset/bin/$APP $*"
 exec "build/$preset/bin/$APP" "$@"

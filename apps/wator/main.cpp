@@ -8,12 +8,14 @@
 // The step loop never waits for the device: the four do-alls of a step are enqueued back to
 // back, and the host synchronises only to count populations for a CSV row and at the end.
 
+#include <algorithm>
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
 #include <exception>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "shoal/sim/sim.hpp"
 #include "wator_model.hpp"

@@ -19,7 +19,7 @@ struct world {
   ocean sea;
   shoal::sim::census<Ocean> census;
   shoal::sim::phase_timer timer{false};
-  world(std::uint32_t w, std::uint32_t h, std::uint64_t seed, std::size_t heap_mb = 8)
+  world(std::uint32_t w, std::uint32_t h, std::uint64_t seed, std::size_t heap_mb = 2)
       : rt(heap_mb << 20), sea(w, h, seed), census(rt) {}
   const grid& g() const { return sea.view(); }
   std::uint32_t at(std::uint32_t x, std::uint32_t y) const { return y * g().width + x; }
