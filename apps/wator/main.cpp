@@ -63,15 +63,23 @@ int run(int argc, char** argv) {
     }
   }
 
+  shoal::arch::require_device();
+  // Device memory for the heap and the grid: a size the device cannot hold is a bad value too.
+  std::optional<shoal::runtime<wator::Ocean>> heap;
+  std::optional<wator::ocean> ocean;
+  try {
+    heap.emplace(o.heap_mb << 20);
+    ocean.emplace(static_cast<std::uint32_t>(width), static_cast<std::uint32_t>(height), o.seed);
+  } catch (const shoal::backend_error& e) {
+    return cli.fail(std::string("--heap-mb / --width / --height: ") + e.what());
+  }
+  shoal::runtime<wator::Ocean>& rt = *heap;
+  const wator::grid& g = ocean->view();
+
   if (!o.quiet)
     std::printf("%s\n", sim::header_line("wator", o, {{"width", std::to_string(width)},
                                                       {"height", std::to_string(height)}}).c_str());
   std::fflush(stdout);
-
-  shoal::arch::require_device();
-  shoal::runtime<wator::Ocean> rt(o.heap_mb << 20);
-  wator::ocean ocean(static_cast<std::uint32_t>(width), static_cast<std::uint32_t>(height), o.seed);
-  const wator::grid& g = ocean.view();
   sim::census<wator::Ocean> census(rt);
   shoal::arch::device_buffer<unsigned long long> hash_sum(1);
   sim::phase_timer timer(o.timing);
