@@ -87,7 +87,12 @@ int run(int argc, char** argv) {
   o.network.max_speed = o.model.max_speed;
 
   // The network is built on the host before any device work: its size decides the heap needed.
-  const traffic::network net = traffic::generate(o.network);
+  traffic::network net;
+  try {
+    net = traffic::generate(o.network);
+  } catch (const std::invalid_argument& e) {
+    return cli.fail(std::string("--intersections / --cell-length: ") + e.what());
+  }
   const std::uint64_t need = heap_bytes_needed(net.cells());
   if (run.heap_mb << 20 < need)
     return cli.fail("a network of " + std::to_string(net.cells()) + " cells needs --heap-mb " +
@@ -100,6 +105,16 @@ int run(int argc, char** argv) {
       return cli.fail(std::string("--csv: ") + e.what());
     }
   }
+  shoal::arch::require_device();
+  // Device memory for the heap and the network: a size the device cannot hold is a bad value too.
+  std::optional<traffic::simulation> simulation;
+  try {
+    simulation.emplace(net, o.model, static_cast<std::size_t>(run.heap_mb) << 20);
+  } catch (const shoal::backend_error& e) {
+    return cli.fail(std::string("--heap-mb / --intersections / --cell-length: ") + e.what());
+  }
+  traffic::simulation& model = *simulation;
+  shoal::runtime<traffic::TrafficHeap>& rt = model.runtime();
   if (!run.quiet) {
     std::printf("%s\n", sim::header_line("traffic", run,
                                          {{"intersections", std::to_string(o.network.intersections)},
@@ -115,10 +130,6 @@ int run(int argc, char** argv) {
                             .c_str());
   }
   std::fflush(stdout);
-
-  shoal::arch::require_device();
-  traffic::simulation model(net, o.model, static_cast<std::size_t>(run.heap_mb) << 20);
-  shoal::runtime<traffic::TrafficHeap>& rt = model.runtime();
   if (csv) csv->row(0, csv_row(model.census()));
   sim::phase_timer timer(run.timing);
   sim::progress bar(run.steps, !run.quiet);

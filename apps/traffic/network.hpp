@@ -25,6 +25,8 @@
 namespace traffic {
 
 inline constexpr std::uint32_t no_street = ~std::uint32_t{0};
+/// Cell indices are 32-bit, and ~0 marks an unused outgoing street.
+inline constexpr std::uint64_t max_cells = 0xFFFFFFFFull;
 
 struct street {
   std::uint32_t from, to;   // intersections
@@ -89,8 +91,8 @@ class network_builder {
                                   ": a loop, or more than 4 streets out of or into an intersection");
     if (cells == 0 || limit == 0 || limit > cell::max_limit)
       throw std::invalid_argument("a street needs at least 1 cell and a limit of 1..15");
-    if (net_.cell_info.size() + cells >= std::uint64_t{0xFFFFFFFFu})
-      throw std::invalid_argument("the network has more than 2^32 - 1 cells");
+    if (net_.cell_info.size() + cells >= max_cells)
+      throw std::invalid_argument("the network has more than " + std::to_string(max_cells - 1) + " cells");
     street s{from, to, static_cast<std::uint32_t>(net_.cell_info.size()), cells, net_.num_in[to], limit};
     net_.out[from][net_.num_out[from]++] = static_cast<std::uint32_t>(net_.streets.size());
     net_.num_in[to] += 1;
@@ -205,14 +207,24 @@ inline network generate(const network_params& p) {
       streets.push_back({i, to});
     }
   }
+  // Street lengths, and the network's size before any cell is stored.
   const network& shape = b.peek();
-  const std::uint32_t low = p.max_speed / 2, span = p.max_speed - low;
-  for (std::uint32_t s = 0; s < streets.size(); ++s) {
+  std::vector<std::uint32_t> cells(streets.size());
+  std::uint64_t total = 0;
+  for (std::size_t s = 0; s < streets.size(); ++s) {
     const auto [from, to] = streets[s];
     const double dx = static_cast<double>(shape.x[to]) - shape.x[from];
     const double dy = static_cast<double>(shape.y[to]) - shape.y[from];
+    cells[s] = cells_for(std::sqrt(dx * dx + dy * dy), p.cell_length);
+    total += cells[s];
+  }
+  if (total >= max_cells)
+    throw std::invalid_argument("the network would have " + std::to_string(total) + " cells, more than " +
+                                std::to_string(max_cells - 1));
+  const std::uint32_t low = p.max_speed / 2, span = p.max_speed - low;
+  for (std::uint32_t s = 0; s < streets.size(); ++s) {
     const std::uint32_t limit = low + shoal::sim::random(p.seed, s, 0, stream::street_limit).below(span);
-    b.add_street(from, to, cells_for(std::sqrt(dx * dx + dy * dy), p.cell_length), limit);
+    b.add_street(streets[s][0], streets[s][1], cells[s], limit);
   }
   // One word per cell against two thresholds: producer and target cells are disjoint.
   const std::uint64_t producer = shoal::sim::probability(p.producer_ratio).threshold();
