@@ -25,15 +25,17 @@ namespace shoal {
 namespace detail {
 inline constexpr int ordered_list_threads = 1024;
 
-__global__ void __launch_bounds__(ordered_list_threads)
+// A template (of its block size) so that the header may be included by many translation units.
+template <int Threads>
+__global__ void __launch_bounds__(Threads)
     list_set_bits_kernel(const std::uint64_t* words, std::uint64_t count, std::uint32_t* out,
                          unsigned long long limit, unsigned long long* listed) {
-  using scan = cub::BlockScan<unsigned long long, ordered_list_threads>;
+  using scan = cub::BlockScan<unsigned long long, Threads>;
   __shared__ typename scan::TempStorage temp;
   __shared__ unsigned long long carry;
   if (threadIdx.x == 0) carry = 0;
   __syncthreads();
-  for (std::uint64_t base = 0; base < count; base += ordered_list_threads) {
+  for (std::uint64_t base = 0; base < count; base += Threads) {
     const std::uint64_t w = base + threadIdx.x;
     std::uint64_t word = w < count ? words[w] : 0;
     unsigned long long at = 0, total = 0;
@@ -54,7 +56,7 @@ __global__ void __launch_bounds__(ordered_list_threads)
 inline void list_set_bits(const std::uint64_t* words, std::uint64_t count, std::uint32_t* out,
                           unsigned long long limit, unsigned long long* listed) {
   arch::require_device();
-  detail::list_set_bits_kernel<<<1, detail::ordered_list_threads>>>(words, count, out, limit, listed);
+  detail::list_set_bits_kernel<detail::ordered_list_threads><<<1, detail::ordered_list_threads>>>(words, count, out, limit, listed);
   SHOAL_CUDA_CHECK(cudaGetLastError());
 }
 

@@ -60,16 +60,17 @@ inline constexpr int listing_threads = 1024;
 
 /// One block of threads: the first dense object index of every listed block (an exclusive
 /// prefix sum of their live objects, in list order) and the number of objects.
-__global__ void __launch_bounds__(listing_threads)
+template <int Threads>  // a template, so that the header may be included by many translation units
+__global__ void __launch_bounds__(Threads)
     first_objects_kernel(const std::uint32_t* list, const block_header* headers, std::uint64_t full,
                          std::uint32_t* first_object, listing_totals* totals) {
-  using scan = cub::BlockScan<unsigned long long, listing_threads>;
+  using scan = cub::BlockScan<unsigned long long, Threads>;
   __shared__ typename scan::TempStorage temp;
   __shared__ unsigned long long carry;
   if (threadIdx.x == 0) carry = 0;
   __syncthreads();
   const unsigned long long blocks = totals->blocks;
-  for (unsigned long long base = 0; base < blocks; base += listing_threads) {
+  for (unsigned long long base = 0; base < blocks; base += Threads) {
     const unsigned long long k = base + threadIdx.x;
     const unsigned long long live =
         k < blocks ? static_cast<unsigned long long>(arch::popc(~headers[list[k]].free_slots & full)) : 0;
@@ -91,7 +92,7 @@ inline void list_blocks_in_order(const heap_view& h, std::uint32_t t, std::uint3
                                  std::uint32_t* first_object, listing_totals* totals) {
   list_set_bits(h.allocated(t).level_words(0), h.layout.words[0], list, ~0ull, &totals->blocks);
 #if defined(SHOAL_BACKEND_CUDA)
-  first_objects_kernel<<<1, listing_threads>>>(list, h.headers, h.full_mask(t), first_object, totals);
+  first_objects_kernel<listing_threads><<<1, listing_threads>>>(list, h.headers, h.full_mask(t), first_object, totals);
   SHOAL_CUDA_CHECK(cudaGetLastError());
 #else
   const std::uint64_t full = h.full_mask(t);

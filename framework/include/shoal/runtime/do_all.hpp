@@ -62,21 +62,25 @@ value_pack<T, Ts...> make_value_pack(T head, Ts... tail) {
 
 /// Launch 1 of a do-all over type t: the list of its blocks and their occupancy snapshots.
 /// `*count` must be 0: the previous do-all's visit launch reset it (no memset of its own).
+/// One thread per block of the heap, one append per warp: a thread per bitmap word would
+/// serialise up to 64 header reads where the type's blocks lie densely (after parallel_new).
 inline void enumerate_blocks(const heap_view& h, std::uint32_t t, std::uint32_t* list,
                              unsigned long long* count) {
   const std::uint64_t* leaves = h.allocated(t).level_words(0);
   block_header* headers = h.headers;
   const std::uint64_t full = h.full_mask(t);
-  arch::for_each_index(h.layout.words[0], [=] SHOAL_DEVICE(std::size_t w) {
-    std::uint64_t word = leaves[w];
-    if (word == 0) return;
-    std::uint64_t at = arch::fetch_add_relaxed(*count, static_cast<unsigned long long>(arch::popc(word)));
-    while (word != 0) {
-      const std::uint64_t b = w * 64 + arch::lowest_bit(word);
-      word &= word - 1;
-      list[at++] = static_cast<std::uint32_t>(b);
-      headers[b].iteration = ~arch::load_relaxed(headers[b].free_slots) & full;
-    }
+  arch::for_each_index(h.layout.words[0] * 64, [=] SHOAL_DEVICE(std::size_t b) {
+    const bool listed = ((leaves[b / 64] >> (b % 64)) & 1u) != 0;
+    const arch::lane_mask lanes = arch::active_lanes();
+    const arch::lane_mask appending = arch::ballot(lanes, listed);
+    if (!listed) return;
+    const int leader = arch::lowest_bit(appending);
+    unsigned long long at = 0;
+    if (arch::lane_id() == leader)
+      at = arch::fetch_add_relaxed(*count, static_cast<unsigned long long>(arch::popc(appending)));
+    at = arch::shuffle(appending, at, leader) + arch::popc(appending & arch::lanes_below());
+    list[at] = static_cast<std::uint32_t>(b);
+    headers[b].iteration = ~arch::load_relaxed(headers[b].free_slots) & full;
   });
 }
 
