@@ -69,23 +69,24 @@ class Agent : public shoal::object<Ocean, Agent> {
   SHOAL_FIELDS(Agent, (std::uint32_t, cell), (std::uint32_t, target), (std::uint32_t, priority),
                (std::int32_t, timer))
 
-  /// Requests one of the n candidate cells at random (none if n == 0).
-  SHOAL_HD void request_one_of(const grid& g, const std::uint32_t* candidates, std::uint32_t n,
-                               shoal::sim::random& r) {
+  /// Requests one of the n candidate cells at random (none if n == 0). `home` is `cell`, read
+  /// once by the caller: field reads are memory loads the compiler may not merge across stores.
+  SHOAL_HD void request_one_of(const grid& g, std::uint32_t home, const std::uint32_t* candidates,
+                               std::uint32_t n, shoal::sim::random& r) {
     if (n == 0) {
-      target = cell.get();
+      target = home;
       return;
     }
     const std::uint32_t t = candidates[n == 1 ? 0 : r.below(n)];
     const std::uint32_t p = r.next();
     target = t;
     priority = p;
-    shoal::sim::request(g.claims[t], shoal::sim::claim_key(p, cell));
+    shoal::sim::request(g.claims[t], shoal::sim::claim_key(p, home));
   }
   /// True if this agent requested a cell and won it (resets the claim for the next phase).
   SHOAL_HD bool won(const grid& g) {
-    const std::uint32_t t = target;
-    return t != cell && shoal::sim::take(g.claims[t], shoal::sim::claim_key(priority, cell));
+    const std::uint32_t t = target, home = cell;
+    return t != home && shoal::sim::take(g.claims[t], shoal::sim::claim_key(priority, home));
   }
 };
 
@@ -96,12 +97,13 @@ class Fish : public shoal::object<Ocean, Fish, Agent> {
   /// Fish phase, part 1: age and request a random free neighbour.
   SHOAL_HD void request(grid g, std::uint32_t step) {
     timer += 1;
+    const std::uint32_t home = cell;
     std::uint32_t n[4], free[4], k = 0;
-    g.neighbours(cell, n);
+    g.neighbours(home, n);
     for (std::uint32_t d = 0; d < 4; ++d)
       if (g.cells[n[d]] == nullptr) free[k++] = n[d];
-    shoal::sim::random r(g.seed, cell, step, fish_stream);
-    request_one_of(g, free, k, r);
+    shoal::sim::random r(g.seed, home, step, fish_stream);
+    request_one_of(g, home, free, k, r);
   }
 
   /// Fish phase, part 2: the winner moves; a ripe one leaves a new fish behind.
@@ -131,20 +133,21 @@ class Shark : public shoal::object<Ocean, Shark, Agent> {
   SHOAL_HD void request(grid g, std::uint32_t step) {
     energy -= 1;
     timer += 1;
+    const std::uint32_t home = cell;
     if (energy <= 0) {
-      target = cell.get();
+      target = home;
       return;
     }
     std::uint32_t n[4], fish[4], free[4], kf = 0, ke = 0;
-    g.neighbours(cell, n);
+    g.neighbours(home, n);
     for (std::uint32_t d = 0; d < 4; ++d) {
       Agent* a = g.cells[n[d]];
       if (a == nullptr) free[ke++] = n[d];
       else if (shoal::is<Fish>(a)) fish[kf++] = n[d];
     }
-    shoal::sim::random r(g.seed, cell, step, shark_stream);
-    if (kf > 0) request_one_of(g, fish, kf, r);
-    else request_one_of(g, free, ke, r);
+    shoal::sim::random r(g.seed, home, step, shark_stream);
+    if (kf > 0) request_one_of(g, home, fish, kf, r);
+    else request_one_of(g, home, free, ke, r);
   }
 
   /// Shark phase, part 2: starve, or move (eating the fish there) and maybe breed.
