@@ -62,10 +62,10 @@ __global__ void for_each_counted_kernel(const void* context, const unsigned long
     f(i);
 }
 
-template <std::uint32_t Per, class F>
+template <std::uint32_t Per, class F, class Prefetch>
 __global__ void for_each_listed_kernel(const void* context, const std::uint32_t* list,
                                        const unsigned long long* count, unsigned long long* reset,
-                                       F f) {
+                                       F f, Prefetch prefetch) {
   if (threadIdx.x == 0) launch_context_ptr = context;
   if (reset != nullptr && blockIdx.x == 0 && threadIdx.x == 0) *reset = 0;
   __syncthreads();
@@ -77,7 +77,10 @@ __global__ void for_each_listed_kernel(const void* context, const std::uint32_t*
   std::uint32_t entry = i < n ? list[i / Per] : 0;
   for (; i < n; i += stride) {
     const std::uint32_t current = entry;
-    if (i + stride < n) entry = list[(i + stride) / Per];
+    if (i + stride < n) {
+      entry = list[(i + stride) / Per];
+      prefetch(entry);
+    }
     f(current, static_cast<std::uint32_t>(i % Per));
   }
 }
@@ -117,10 +120,11 @@ void for_each_counted(const unsigned long long* count, std::size_t per_count, st
 /// Runs f(list[k], j) for k in [0, *count) and j in [0, Per): `Per` items per entry of a list
 /// whose length earlier device work wrote to *count (a do-all: Per slots per listed block).
 /// Consecutive items go to consecutive lanes. `max_entries` (≥ *count) sizes the grid; `reset`
-/// as for for_each_counted.
-template <std::uint32_t Per, class F>
+/// as for for_each_counted. `prefetch(entry)` is called for a thread's next entry before f runs
+/// on the current one (e.g. to prefetch what f will read first).
+template <std::uint32_t Per, class F, class Prefetch>
 void for_each_listed(const std::uint32_t* list, const unsigned long long* count, std::size_t max_entries,
-                     F f, const void* context = nullptr, unsigned long long* reset = nullptr,
+                     F f, Prefetch prefetch, const void* context = nullptr, unsigned long long* reset = nullptr,
                      cudaStream_t stream = nullptr) {
   require_device();
   if (max_entries == 0) {
@@ -128,7 +132,7 @@ void for_each_listed(const std::uint32_t* list, const unsigned long long* count,
     return;
   }
   detail::for_each_listed_kernel<Per><<<resident_grid_size(max_entries * Per), launch_block_size, 0, stream>>>(
-      context, list, count, reset, f);
+      context, list, count, reset, f, prefetch);
   SHOAL_CUDA_CHECK(cudaGetLastError());
 }
 
@@ -189,9 +193,9 @@ void for_each_counted(const unsigned long long* count, std::size_t per_count, st
 }
 
 /// Runs f(list[k], j) for k in [0, *count) and j in [0, Per) (see the cuda version).
-template <std::uint32_t Per, class F>
+template <std::uint32_t Per, class F, class Prefetch>
 void for_each_listed(const std::uint32_t* list, const unsigned long long* count, std::size_t max_entries,
-                     F f, const void* context = nullptr, unsigned long long* reset = nullptr) {
+                     F f, Prefetch, const void* context = nullptr, unsigned long long* reset = nullptr) {
   (void)max_entries;
   const auto n = static_cast<std::size_t>(*count) * Per;
   if (reset != nullptr) *reset = 0;
