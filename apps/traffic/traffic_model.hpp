@@ -1,164 +1,28 @@
 #pragma once
 /// @file
-/// The traffic model on the Shoal heap: Nagel–Schreckenberg cars on a street network
-/// (network.hpp), as in DynaSOAr's traffic benchmark.
-///
-/// Cars are heap objects, created with `new` at producer cells and removed with `delete` at
-/// target cells; every cell holds the Car* standing on it (nullptr: free). One step is
-///   1. produce: every free producer cell creates a car with probability `car_probability`
-///      (maximum velocity max_speed/2 .. max_speed - 1);
-///   2. plan (a do-all over cars): accelerate by 1 or 2 up to the car's maximum, then walk the
-///      path cell by cell up to that velocity, choosing a random outgoing street at each
-///      intersection, stopping before an occupied cell, before a red light and where a slower
-///      street's limit says so, and at a target; then slow down by 1 with probability
-///      `slow_probability`. The result is the cell the car will move to.
-///   3. move (a do-all over cars): every car moves to its planned cell; one that arrives at a
-///      target leaves (`delete`).
-/// Planning reads only the state at the start of the step (nothing moves until every car has
-/// planned), so no two cars ever plan the same cell: their paths could only meet behind an
-/// intersection, and only one incoming street of an intersection has green. Moves therefore
-/// never conflict, and the outcome does not depend on the order in which threads run.
-///
-/// Randomness is drawn by (seed, stable id, step, stream): a car's id is the producer cell and
-/// the step that created it, a producer's is its cell. Neither a thread nor a heap slot ever
-/// enters a draw, so both backends compute the same run.
+/// The traffic simulation: a street network (network.hpp) on the device, its cars (car.hpp) on
+/// a Shoal heap, and the step loop. One step is
+///   1. produce: one launch over the producer cells; a free one creates a car with probability
+///      `car_probability` (top speed max_speed/2 .. max_speed - 1), id = step × 2^32 + cell;
+///   2. plan: a do-all over the cars (Car::plan);
+///   3. move: a do-all over the cars (Car::move).
+/// step() only enqueues work; census() and the inspection functions wait for the device.
 
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <stdexcept>
 #include <vector>
 
 #include "shoal/shoal.hpp"
 #include "shoal/sim/rng.hpp"
 #include "shoal/sim/sums.hpp"
 
+#include "car.hpp"
 #include "cell_info.hpp"
 #include "network.hpp"
 
 namespace traffic {
-
-class Car;
-using TrafficHeap = shoal::heap<Car>;
-
-/// Random streams of the model (the network's are 100 and above).
-namespace stream {
-inline constexpr std::uint32_t car = 0;       // id: car (acceleration, turns, slow-down)
-inline constexpr std::uint32_t produce = 1;   // id: producer cell (whether, maximum velocity)
-}  // namespace stream
-
-/// The network as the device sees it.
-struct network_view {
-  const std::uint32_t* cell_info;  // per cell, cell_info.hpp
-  const std::uint32_t* out_first;  // per intersection, 4 first cells of its outgoing streets
-  Car** occupant;                  // per cell: the car on it, or nullptr
-};
-
-/// What plan() needs besides the network (one trivially copyable value per do-all).
-struct plan_args {
-  network_view net;
-  std::uint64_t seed;
-  shoal::sim::probability slow;
-  std::uint32_t step;
-  std::uint32_t light_period;
-};
-
-/// Totals kept on the device across steps.
-struct totals {
-  unsigned long long created, removed;
-};
-
-/// The sums of a census (census()), in a sim::sums.
-enum tally : std::size_t { tally_cars, tally_speed, tally_stopped, tally_checksum, tally_count };
-
-/// A car's contribution to the checksum: a hash of its identity and state, summed over all cars
-/// (a sum does not depend on the order in which the cars are visited).
-SHOAL_HD inline std::uint64_t car_hash(std::uint64_t id, std::uint32_t position, std::uint32_t velocity) {
-  std::uint64_t z = id * 0x9E3779B97F4A7C15ull + (static_cast<std::uint64_t>(position) << 4) + velocity;
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-  return z ^ (z >> 31);
-}
-
-class Car : public shoal::object<TrafficHeap, Car> {
- public:
-  SHOAL_FIELDS(Car, (std::uint64_t, id), (std::uint32_t, position), (std::uint32_t, destination),
-               (std::uint32_t, velocity), (std::uint32_t, max_velocity))
-
-  /// A car standing still on `cell` (the caller marks the cell occupied).
-  SHOAL_HD Car(std::uint64_t car_id, std::uint32_t cell, std::uint32_t max_v, std::uint32_t v = 0) {
-    id = car_id;
-    position = cell;
-    destination = cell;
-    velocity = v;
-    max_velocity = max_v;
-  }
-
-  /// Step 2: choose the cell to move to (see the file comment).
-  SHOAL_HD void plan(plan_args a) {
-    shoal::sim::random r(a.seed, id, a.step, stream::car);
-    const std::uint32_t start = position;
-    std::uint32_t info = a.net.cell_info[start];
-    std::uint32_t v = std::min<std::uint32_t>(velocity + 1 + r.below(2), max_velocity);
-    v = std::min(v, cell::limit_at(info, a.step, a.light_period));  // a car on a red light waits
-    std::uint32_t at = start, before = start, moved = 0;
-    for (std::uint32_t d = 1; d <= v; ++d) {
-      const std::uint32_t next =
-          cell::is_end(info)
-              ? a.net.out_first[cell::max_degree * cell::intersection(info) + r.below(cell::num_out(info))]
-              : at + 1;
-      if (a.net.occupant[next] != nullptr) break;
-      const std::uint32_t next_info = a.net.cell_info[next];
-      const std::uint32_t limit = cell::limit_at(next_info, a.step, a.light_period);
-      if (limit < v) {
-        if (limit < d) break;  // cannot enter it even at its limit: stop before it
-        v = limit;             // slow down to the limit and go on
-      }
-      before = at;
-      at = next;
-      info = next_info;
-      moved = d;
-      if (cell::is_target(info)) break;  // the car leaves here
-    }
-    if (moved > 0 && r.chance(a.slow)) {
-      moved -= 1;
-      at = before;
-    }
-    velocity = moved;
-    destination = at;
-  }
-
-  /// Step 3: go to the planned cell; leave the simulation at a target.
-  SHOAL_HD void move(network_view net, totals* t) {
-    const std::uint32_t from = position, to = destination;
-    if (from == to) return;
-    net.occupant[from] = nullptr;
-    if (cell::is_target(net.cell_info[to])) {
-      shoal::arch::fetch_add(t->removed, 1ull);
-      delete this;
-      return;
-    }
-    net.occupant[to] = this;
-    position = to;
-  }
-
-  SHOAL_HD void count(shoal::sim::sums::ref t) {
-    const std::uint32_t v = velocity;
-    t.add(tally_cars, 1);
-    t.add(tally_speed, v);
-    if (v == 0) t.add(tally_stopped, 1);
-    t.add(tally_checksum, static_cast<long long>(car_hash(id, position, v)));  // wraps: a sum mod 2^64
-  }
-
-  /// For tests and tools: the car's state into `out[slot]`, slots handed out by `next`.
-  struct state {
-    std::uint64_t id;
-    std::uint32_t position, destination, velocity, max_velocity;
-  };
-  SHOAL_HD void report(state* out, unsigned long long* next) {
-    const unsigned long long k = shoal::arch::fetch_add(*next, 1ull);
-    out[k] = state{id, position, destination, velocity, max_velocity};
-  }
-};
 
 /// DynaSOAr's defaults.
 struct model_params {
@@ -211,8 +75,6 @@ inline void occupant_ids(shoal::runtime<TrafficHeap>& rt, Car* const* occupant, 
 
 }  // namespace detail
 
-/// A network on the device, its cars on a Shoal heap, and the step loop. step() only enqueues
-/// work (no host synchronisation); census() and the inspection functions wait.
 class simulation {
  public:
   simulation(const network& net, const model_params& p, std::size_t heap_bytes)
