@@ -83,7 +83,7 @@ class app_cli {
   app_cli(std::string name, std::string description, run_options defaults = {})
       : name_(std::move(name)), app_(std::move(description), name_), options_(std::move(defaults)) {
     app_.option_defaults()->always_capture_default();
-    app_.get_formatter()->column_width(26);
+    app_.get_formatter()->column_width(44);  // "--seed UINT:0..18446744073709551615=1" fits
     auto& o = options_;
     app_.add_option("--steps", o.steps, "number of steps")->check(whole_number(1, max_steps));
     app_.add_option("--seed", o.seed, "random seed: same seed and flags, same run")
