@@ -62,25 +62,42 @@ value_pack<T, Ts...> make_value_pack(T head, Ts... tail) {
 
 /// Launch 1 of a do-all over type t: the list of its blocks and their occupancy snapshots.
 /// `*count` must be 0: the previous do-all's visit launch reset it (no memset of its own).
-/// One thread per block of the heap, one append per warp: a thread per bitmap word would
-/// serialise up to 64 header reads where the type's blocks lie densely (after parallel_new).
+/// Each thread takes 8 bits of a bitmap word and each warp appends once: a thread per word
+/// would chain up to 64 header reads where a type's blocks lie densely (after parallel_new),
+/// and a thread per block would make a do-all over few objects pay for the whole heap.
 inline void enumerate_blocks(const heap_view& h, std::uint32_t t, std::uint32_t* list,
                              unsigned long long* count) {
   const std::uint64_t* leaves = h.allocated(t).level_words(0);
   block_header* headers = h.headers;
   const std::uint64_t full = h.full_mask(t);
-  arch::for_each_index(h.layout.words[0] * 64, [=] SHOAL_DEVICE(std::size_t b) {
-    const bool listed = ((leaves[b / 64] >> (b % 64)) & 1u) != 0;
+  arch::for_each_index(h.layout.words[0] * 8, [=] SHOAL_DEVICE(std::size_t i) {
+    const std::uint64_t first = i * 8;  // the block of bit 0 of this thread's byte
+    const auto bits = static_cast<std::uint32_t>((leaves[i / 8] >> (8 * (i % 8))) & 0xFFu);
+    // Exclusive prefix and total of the lanes' bit counts (≤ 8: four bits) by four ballots.
     const arch::lane_mask lanes = arch::active_lanes();
-    const arch::lane_mask appending = arch::ballot(lanes, listed);
-    if (!listed) return;
-    const int leader = arch::lowest_bit(appending);
+    const auto n = static_cast<std::uint32_t>(arch::popc(bits));
+    std::uint32_t below = 0, total = 0;
+    for (int k = 0; k < 4; ++k) {
+      const arch::lane_mask m = arch::ballot(lanes, ((n >> k) & 1u) != 0);
+      below += static_cast<std::uint32_t>(arch::popc(m & arch::lanes_below())) << k;
+      total += static_cast<std::uint32_t>(arch::popc(m)) << k;
+    }
+    if (total == 0) return;
+    const int leader = arch::lowest_bit(lanes);
     unsigned long long at = 0;
-    if (arch::lane_id() == leader)
-      at = arch::fetch_add_relaxed(*count, static_cast<unsigned long long>(arch::popc(appending)));
-    at = arch::shuffle(appending, at, leader) + arch::popc(appending & arch::lanes_below());
-    list[at] = static_cast<std::uint32_t>(b);
-    headers[b].iteration = ~arch::load_relaxed(headers[b].free_slots) & full;
+    if (arch::lane_id() == leader) at = arch::fetch_add_relaxed(*count, static_cast<unsigned long long>(total));
+    at = arch::shuffle(lanes, at, leader) + below;
+    // All header reads first, so that they are in flight together.
+    std::uint64_t free_slots[8];
+#pragma unroll
+    for (int k = 0; k < 8; ++k)
+      if ((bits >> k) & 1u) free_slots[k] = arch::load_relaxed(headers[first + k].free_slots);
+#pragma unroll
+    for (int k = 0; k < 8; ++k)
+      if ((bits >> k) & 1u) {
+        list[at++] = static_cast<std::uint32_t>(first + k);
+        headers[first + k].iteration = ~free_slots[k] & full;
+      }
   });
 }
 
