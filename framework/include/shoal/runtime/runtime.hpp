@@ -9,13 +9,17 @@
 #include <bit>
 #include <cstddef>
 #include <cstdint>
+#include <span>
 #include <sstream>
 #include <string>
+#include <string_view>
+#include <type_traits>
 #include <vector>
 
 #include "shoal/arch/launch.hpp"
 #include "shoal/arch/memory.hpp"
 #include "shoal/bitmap/bitmap_ops.hpp"
+#include "shoal/checkpoint/heap_image.hpp"
 #include "shoal/dsl/object.hpp"
 #include "shoal/heap/heap.hpp"
 #include "shoal/runtime/all_pairs.hpp"
@@ -279,6 +283,77 @@ class runtime {
       s.fill_histogram[live == cap ? 10 : std::min<std::uint64_t>(9, live * 10 / cap)] += 1;
     }
     return s;
+  }
+
+  // ---- Checkpoints (checkpoint/*.hpp): the heap, named blobs, pointer arrays outside it ----
+
+  /// Writes the heap and `user_blob` (section "user") to `path` atomically. Waits for the
+  /// device first. Throws checkpoint_error when the file cannot be written.
+  void save(const std::string& path, std::span<const std::byte> user_blob = {}) {
+    checkpoint::writer w;
+    save_heap(w);
+    w.blob("user", user_blob);
+    w.commit(path);
+  }
+  /// A runtime holding the heap saved in `path` (by either backend), at least as large as the
+  /// saved one and `heap_bytes`; the "user" blob goes to `user_blob` when given. Throws
+  /// checkpoint_error for a missing, truncated, corrupt or mismatched file.
+  static runtime load(const std::string& path, std::vector<std::byte>* user_blob = nullptr,
+                      std::size_t heap_bytes = 0) {
+    const checkpoint::reader r(path);
+    const auto info = checkpoint::detail::parse_heap<Heap>(r.section(checkpoint::section_kind::heap, "heap"), r.name()).info;
+    // The bookkeeping after the blocks differs between backends (counter shards), so the same
+    // byte size may give fewer blocks here: grow until the saved blocks fit.
+    std::size_t bytes = std::max<std::size_t>(heap_bytes, info.heap_bytes);
+    runtime rt(bytes);
+    while (rt.blocks() < info.blocks_needed) {
+      bytes += (info.blocks_needed - rt.blocks()) * (rt.block_bytes() + sizeof(detail::block_header) + 8);
+      rt = runtime(bytes);
+    }
+    rt.load_heap(r);
+    if (user_blob != nullptr) {
+      const auto b = r.blob("user");
+      user_blob->assign(b.begin(), b.end());
+    }
+    return rt;
+  }
+
+  /// Adds this heap as section "heap" of `w` (waits for the device first).
+  void save_heap(checkpoint::writer& w) {
+    checkpoint::require_savable<Heap>();
+    synchronize();
+    w.add(checkpoint::section_kind::heap, "heap", checkpoint::detail::capture_heap<Heap>(view_, heap_bytes_));
+  }
+  /// Replaces every object of this heap by those of the checkpoint, relocating heap pointers.
+  /// Checks the whole section before touching the heap: on checkpoint_error it is unchanged.
+  void load_heap(const checkpoint::reader& r) {
+    checkpoint::require_savable<Heap>();
+    const auto img = checkpoint::detail::parse_heap<Heap>(r.section(checkpoint::section_kind::heap, "heap"), r.name());
+    synchronize();
+    checkpoint::detail::restore_heap<Heap>(view_, img, r.name());
+    do_all_count_.zero();
+    do_all_parity_ = 0;
+    arch::synchronize();
+  }
+  /// Saves `n` heap pointers that live outside the heap (a device array, e.g. a grid of
+  /// `Agent*`) as section `name`; load_pointers relocates them into the loaded heap.
+  template <class T>
+  void save_pointers(checkpoint::writer& w, std::string name, T* const* device_array, std::size_t n) {
+    static_assert(Heap::template contains<std::remove_cv_t<T>>, "save_pointers: T must be a class of this heap");
+    synchronize();
+    w.add(checkpoint::section_kind::pointers, name,
+          checkpoint::detail::capture_pointers<Heap>(view_, device_array, n,
+                                                     checkpoint::detail::subclass_mask<Heap, std::remove_cv_t<T>>(), name));
+  }
+  /// Fills the device array with the `n` pointers of section `name`, relocated into this heap
+  /// (load the heap first). Throws checkpoint_error if the section is missing or holds another count.
+  template <class T>
+  void load_pointers(const checkpoint::reader& r, std::string_view name, T** device_array, std::size_t n) {
+    static_assert(Heap::template contains<std::remove_cv_t<T>>, "load_pointers: T must be a class of this heap");
+    synchronize();
+    checkpoint::detail::restore_pointers<Heap>(
+        view_, r.section(checkpoint::section_kind::pointers, name), device_array, n,
+        checkpoint::detail::subclass_mask<Heap, std::remove_cv_t<T>>(), r.name() + ": pointers '" + std::string(name) + "'");
   }
 
   /// Checks the heap after quiescence: every block-state bitmap is consistent across its levels

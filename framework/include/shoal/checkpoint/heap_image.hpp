@@ -1,0 +1,350 @@
+#pragma once
+/// @file
+/// A heap's contents as a checkpoint section, and back. Used by runtime::save_heap /
+/// load_heap / save_pointers / load_pointers (runtime.hpp); works on the heap_view alone.
+///
+/// Section "heap" (little-endian):
+///   u32 signature bytes, signature (signature.hpp)
+///   u64 heap bytes, u64 blocks of the saved heap, u64 blocks in use (n)
+///   n x { u64 block index (increasing), u64 free_slots, u32 type id, u32 0 }
+///   n x block bytes: the blocks' field arrays as they are in device memory
+///
+/// Only blocks in use are stored; a restored block keeps its index, so the heap's order (which
+/// do-all listings and all_pairs follow) is the saved one. Bitmaps, counters and the iteration
+/// words are rebuilt from the headers, not stored: they are indexes over the headers, and the
+/// number of counter shards differs between backends.
+///
+/// Heap pointers (in heap-pointer fields of live objects, and in pointer sections) are stored
+/// position-independent: the block-address bits hold (block index + 1) << 8, the slot, capacity
+/// and type bits are kept, and null stays 0. Every pointer is checked on save and on load: it
+/// must name a slot of a concrete class that the field may point to, with that class's capacity,
+/// in a block of the heap. Slots that are free are stored as they are and not relocated.
+
+#include <algorithm>
+#include <bit>
+#include <cstdint>
+#include <cstring>
+#include <memory>
+#include <span>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "shoal/arch/memory.hpp"
+#include "shoal/bitmap/bitmap_ops.hpp"
+#include "shoal/checkpoint/bytes.hpp"
+#include "shoal/checkpoint/error.hpp"
+#include "shoal/checkpoint/file.hpp"
+#include "shoal/checkpoint/signature.hpp"
+#include "shoal/heap/heap_view.hpp"
+
+namespace shoal::checkpoint::detail {
+
+namespace sd = shoal::detail;
+
+/// Maps heap pointers between a heap in memory and the file's position-independent form.
+class pointer_codec {
+ public:
+  explicit pointer_codec(const sd::heap_view& v)
+      : data_(reinterpret_cast<std::uintptr_t>(v.data)), block_bytes_(v.block_bytes), blocks_(v.blocks) {
+    for (std::uint32_t t = 0; t < v.num_types; ++t) capacity_[t] = v.capacity[t];
+    num_types_ = v.num_types;
+  }
+
+  /// The file form of live pointer p; "" in `why` when it is valid.
+  std::uint64_t to_file(std::uint64_t p, std::uint32_t targets, std::string& why) const {
+    if (p == 0) return 0;
+    if (!valid_bits(p, targets, why)) return 0;
+    const std::uintptr_t block = sd::block_address_of(p);
+    if (block < data_ || block >= data_ + blocks_ * block_bytes_ || (block - data_) % block_bytes_ != 0) {
+      why = "does not point into this heap";
+      return 0;
+    }
+    return (p & ~sd::block_address_mask) | (((block - data_) / block_bytes_ + 1) << sd::proxy_bits);
+  }
+  /// The pointer in this heap for file form f.
+  std::uint64_t from_file(std::uint64_t f, std::uint32_t targets, std::string& why) const {
+    if (f == 0) return 0;
+    if (!valid_bits(f, targets, why)) return 0;
+    const std::uint64_t number = (f & sd::block_address_mask) >> sd::proxy_bits;
+    if (number == 0 || number > blocks_) {
+      why = "names block " + std::to_string(number) + " - 1 of a heap of " + std::to_string(blocks_) + " blocks";
+      return 0;
+    }
+    return (f & ~sd::block_address_mask) | (data_ + (number - 1) * block_bytes_);
+  }
+
+ private:
+  bool valid_bits(std::uint64_t p, std::uint32_t targets, std::string& why) const {
+    const std::uint32_t t = sd::type_of(p);
+    if (sd::proxy_offset_of(p) != 0) why = "is not an object pointer (field offset bits set)";
+    else if (t >= num_types_ || capacity_[t] == 0) why = "has no concrete class (type id " + std::to_string(t) + ")";
+    else if (((targets >> t) & 1u) == 0) why = "points to a class the field cannot hold (type id " + std::to_string(t) + ")";
+    else if (sd::capacity_of(p) != capacity_[t] || sd::slot_of(p) >= capacity_[t]) why = "has a slot or capacity its class does not have";
+    else return true;
+    return false;
+  }
+
+  std::uintptr_t data_;
+  std::uint64_t block_bytes_, blocks_;
+  std::uint32_t capacity_[sd::max_types] = {};
+  std::uint32_t num_types_ = 0;
+};
+
+/// Applies `map(value, targets)` to every heap-pointer field of every live object of the
+/// blocks in `data` (n blocks, in the order of `headers`).
+template <class Map>
+void for_each_live_pointer(const std::array<std::vector<pointer_field>, sd::max_types>& fields,
+                           const std::vector<sd::block_header>& headers, std::byte* data,
+                           std::uint64_t block_bytes, const sd::heap_view& v, Map&& map) {
+  for (std::size_t i = 0; i < headers.size(); ++i) {
+    const auto& h = headers[i];
+    const std::uint32_t capacity = v.capacity[h.type];
+    std::byte* block = data + i * block_bytes;
+    for (std::uint64_t live = ~h.free_slots & v.full_mask(h.type); live != 0; live &= live - 1) {
+      const int slot = std::countr_zero(live);
+      for (const pointer_field& f : fields[h.type])
+        for (std::uint32_t e = 0; e < f.count; ++e) {
+          std::byte* at = block + f.offset + (std::uint64_t{e} * capacity + slot) * 8;
+          std::uint64_t p;
+          std::memcpy(&p, at, 8);
+          p = map(p, f.targets, h.type);
+          std::memcpy(at, &p, 8);
+        }
+    }
+  }
+}
+
+/// Copies runs of consecutive blocks between device and host. `to_host`: device -> host.
+inline void copy_blocks(const sd::heap_view& v, const std::vector<std::uint64_t>& index, std::byte* host, bool to_host) {
+  for (std::size_t i = 0; i < index.size();) {
+    std::size_t j = i + 1;
+    while (j < index.size() && index[j] == index[j - 1] + 1) ++j;
+    const std::size_t bytes = (j - i) * v.block_bytes;
+    if (to_host) arch::copy_to_host(host + i * v.block_bytes, v.block(index[i]), bytes);
+    else arch::copy_to_device(v.block(index[i]), host + i * v.block_bytes, bytes);
+    i = j;
+  }
+}
+
+template <class Heap>
+std::string class_name(std::uint32_t t) {
+  std::string name = "type " + std::to_string(t);
+  Heap::for_each_type([&]<class T>() {
+    if (Heap::template type_id<T> == t) name = std::string(detail::unqualified(sd::type_name<T>()));
+  });
+  return name;
+}
+
+/// The "heap" section of the heap `v` (quiescent: the caller has synchronised).
+template <class Heap>
+std::vector<std::byte> capture_heap(const sd::heap_view& v, std::uint64_t heap_bytes) {
+  std::vector<sd::block_header> all(v.blocks);
+  arch::copy_to_host(all.data(), v.headers, all.size() * sizeof(sd::block_header));
+  std::vector<std::uint64_t> index;
+  std::vector<sd::block_header> used;
+  for (std::uint64_t b = 0; b < v.blocks; ++b)
+    if (all[b].type != sd::no_type) index.push_back(b), used.push_back(all[b]);
+
+  std::vector<std::byte> out;
+  byte_sink s(out);
+  const auto sig = signature<Heap>();
+  s.put(static_cast<std::uint32_t>(sig.size()));
+  s.put_bytes(sig);
+  s.put(heap_bytes);
+  s.put(v.blocks);
+  s.put(static_cast<std::uint64_t>(used.size()));
+  for (std::size_t i = 0; i < used.size(); ++i) {
+    s.put(index[i]);
+    s.put(used[i].free_slots);
+    s.put(used[i].type);
+    s.put(std::uint32_t{0});
+  }
+  const std::size_t data_at = out.size();
+  out.resize(data_at + used.size() * v.block_bytes);
+  copy_blocks(v, index, out.data() + data_at, true);
+
+  const pointer_codec codec(v);
+  for_each_live_pointer(pointer_fields<Heap>(), used, out.data() + data_at, v.block_bytes, v,
+                        [&](std::uint64_t p, std::uint32_t targets, std::uint32_t type) {
+                          std::string why;
+                          const std::uint64_t f = codec.to_file(p, targets, why);
+                          if (!why.empty()) {
+                            std::ostringstream os;
+                            os << "cannot save the heap: a heap-pointer field of a " << class_name<Heap>(type)
+                               << " holds 0x" << std::hex << p << ", which " << why;
+                            throw checkpoint_error(os.str());
+                          }
+                          return f;
+                        });
+  return out;
+}
+
+/// What a heap section says about the heap it needs.
+struct heap_section_info {
+  std::uint64_t heap_bytes = 0;
+  std::uint64_t saved_blocks = 0;
+  std::uint64_t blocks_needed = 0;  ///< highest block index in use + 1
+};
+
+/// A parsed and checked heap section (nothing written to any device yet).
+struct heap_image {
+  heap_section_info info;
+  std::vector<std::uint64_t> index;
+  std::vector<sd::block_header> headers;
+  std::span<const std::byte> data;
+};
+
+template <class Heap>
+heap_image parse_heap(std::span<const std::byte> payload, const std::string& what) {
+  byte_source in(payload, what + ": heap section");
+  const auto sig_bytes = in.get<std::uint32_t>();
+  const auto sig = in.take(sig_bytes);
+  const auto mine = signature<Heap>();
+  if (!std::equal(sig.begin(), sig.end(), mine.begin(), mine.end())) {
+    const auto theirs = describe_signature(sig, what + ": heap signature");
+    const auto ours = describe_signature(mine, "this program's heap signature");
+    // Name the first class whose fields differ (such a change also moves every class's
+    // capacity and offsets, and the block size: those say less), then the first class placed
+    // differently, then the first line.
+    std::string diff = "its heap has other classes than this program's";
+    auto before_bar = [](const std::string& l) { return l.substr(0, l.find(" | ")); };
+    const std::size_t lines = std::max(theirs.size(), ours.size());
+    bool found = false;
+    for (int pass = 0; pass < 2 && !found; ++pass)
+      for (std::size_t i = 1; i <= lines && !found; ++i) {
+        const std::size_t k = i % lines;
+        const std::string a = k < theirs.size() ? theirs[k] : "(nothing)", b = k < ours.size() ? ours[k] : "(nothing)";
+        if (pass == 0 ? before_bar(a) != before_bar(b) : a != b) {
+          diff += ": the file has " + a + "; this program has " + b;
+          found = true;
+        }
+      }
+    throw checkpoint_error(what + " does not match: " + diff);
+  }
+  constexpr auto& g = sd::geometry_of<Heap>;
+  heap_image img;
+  img.info.heap_bytes = in.get<std::uint64_t>();
+  img.info.saved_blocks = in.get<std::uint64_t>();
+  const auto used = in.get<std::uint64_t>();
+  if (used > img.info.saved_blocks || used > in.left() / (24 + g.block_bytes))
+    in.fail("claims " + std::to_string(used) + " blocks in use (corrupt)");
+  for (std::uint64_t i = 0; i < used; ++i) {
+    const auto b = in.get<std::uint64_t>();
+    sd::block_header h{};
+    h.free_slots = in.get<std::uint64_t>();
+    h.type = in.get<std::uint32_t>();
+    const auto zero = in.get<std::uint32_t>();
+    const bool concrete = h.type < Heap::num_types && g.capacity[h.type] != 0;
+    const std::uint64_t full = concrete ? (g.capacity[h.type] >= 64 ? ~0ull : (1ull << g.capacity[h.type]) - 1) : 0;
+    if (b >= img.info.saved_blocks || (i > 0 && b <= img.index.back()) || zero != 0 || !concrete ||
+        (h.free_slots & ~full) != 0 || h.free_slots == full)
+      in.fail("has an invalid header for block " + std::to_string(b) + " (corrupt)");
+    img.index.push_back(b);
+    img.headers.push_back(h);
+  }
+  img.data = in.take(used * g.block_bytes);
+  if (in.left() != 0) in.fail("has bytes after its last block (corrupt)");
+  img.info.blocks_needed = used == 0 ? 0 : img.index.back() + 1;
+  return img;
+}
+
+/// Replaces the contents of heap `v` (cleared, quiescent) with `img`. Everything is checked and
+/// relocated on the host first, so a bad file leaves the device untouched.
+template <class Heap>
+void restore_heap(const sd::heap_view& v, const heap_image& img, const std::string& what) {
+  if (img.info.blocks_needed > v.blocks)
+    throw checkpoint_error(what + " needs a heap of at least " + std::to_string(img.info.blocks_needed) +
+                           " blocks (it was saved from " + std::to_string(img.info.heap_bytes) +
+                           " bytes); this heap has " + std::to_string(v.blocks));
+  std::vector<std::byte> data(img.data.begin(), img.data.end());
+  const pointer_codec codec(v);
+  for_each_live_pointer(pointer_fields<Heap>(), img.headers, data.data(), v.block_bytes, v,
+                        [&](std::uint64_t f, std::uint32_t targets, std::uint32_t type) {
+                          std::string why;
+                          const std::uint64_t p = codec.from_file(f, targets, why);
+                          if (!why.empty())
+                            throw checkpoint_error(what + " is corrupt: a heap-pointer field of a " +
+                                                   class_name<Heap>(type) + " " + why);
+                          return p;
+                        });
+
+  // Headers and the leaf words of the bitmaps: free, allocated[t], active[t].
+  std::vector<sd::block_header> headers(v.blocks, sd::block_header{0, 0, sd::no_type, 0});
+  const std::uint64_t words = v.layout.total_words;
+  std::vector<std::uint64_t> maps((1 + 2 * Heap::num_types) * words, 0);
+  auto set = [&](std::uint64_t map, std::uint64_t b) { maps[map * words + b / 64] |= std::uint64_t{1} << (b % 64); };
+  auto counters = std::make_unique<sd::heap_counters>();
+  long long free_slots[sd::max_types] = {};
+  for (std::size_t i = 0; i < img.index.size(); ++i) {
+    const std::uint64_t b = img.index[i];
+    const auto& h = img.headers[i];
+    headers[b] = h;
+    set(1 + h.type, b);
+    if (h.free_slots != 0) set(1 + Heap::num_types + h.type, b);
+    free_slots[h.type] += std::popcount(h.free_slots);
+  }
+  long long free_blocks = 0;
+  for (std::uint64_t b = 0; b < v.blocks; ++b)
+    if (headers[b].type == sd::no_type) set(0, b), ++free_blocks;
+  counters->free_blocks[0] = free_blocks;
+  // Spread each class's free slots over the shards, as concurrent frees would.
+  for (std::uint32_t t = 0; t < Heap::num_types; ++t)
+    for (int s = 0; s < sd::available_shards; ++s)
+      counters->available[t][s][0] = free_slots[t] / sd::available_shards + (s < free_slots[t] % sd::available_shards);
+
+  copy_blocks(v, img.index, data.data(), false);
+  arch::copy_to_device(v.headers, headers.data(), headers.size() * sizeof(sd::block_header));
+  arch::copy_to_device(v.bitmap_words, maps.data(), maps.size() * sizeof(std::uint64_t));
+  sd::rebuild_levels(v.free_blocks());
+  for (std::uint32_t t = 0; t < Heap::num_types; ++t) {
+    sd::rebuild_levels(v.allocated(t));
+    sd::rebuild_levels(v.active(t));
+  }
+  arch::fill_bytes(v.errors, 0, sizeof(sd::heap_errors));
+  arch::copy_to_device(v.counters, counters.get(), sizeof(sd::heap_counters));
+  arch::synchronize();
+}
+
+/// A "pointers" section: u64 count, then the pointers in file form.
+template <class Heap>
+std::vector<std::byte> capture_pointers(const sd::heap_view& v, const void* device, std::uint64_t n,
+                                        std::uint32_t targets, const std::string& name) {
+  std::vector<std::uint64_t> p(n);
+  if (n > 0) arch::copy_to_host(p.data(), device, n * 8);
+  const pointer_codec codec(v);
+  std::vector<std::byte> out;
+  byte_sink s(out);
+  s.put(n);
+  for (std::uint64_t i = 0; i < n; ++i) {
+    std::string why;
+    const std::uint64_t f = codec.to_file(p[i], targets, why);
+    if (!why.empty()) {
+      std::ostringstream os;
+      os << "cannot save pointers '" << name << "': element " << i << " holds 0x" << std::hex << p[i] << ", which " << why;
+      throw checkpoint_error(os.str());
+    }
+    s.put(f);
+  }
+  return out;
+}
+
+template <class Heap>
+void restore_pointers(const sd::heap_view& v, std::span<const std::byte> payload, void* device, std::uint64_t n,
+                      std::uint32_t targets, const std::string& what) {
+  byte_source in(payload, what);
+  const auto count = in.get<std::uint64_t>();
+  if (count != n)
+    in.fail("holds " + std::to_string(count) + " pointers; " + std::to_string(n) + " were asked for");
+  if (in.left() != n * 8) in.fail("has " + std::to_string(in.left()) + " bytes for " + std::to_string(n) + " pointers (corrupt)");
+  const pointer_codec codec(v);
+  std::vector<std::uint64_t> p(n);
+  for (std::uint64_t i = 0; i < n; ++i) {
+    std::string why;
+    p[i] = codec.from_file(in.get<std::uint64_t>(), targets, why);
+    if (!why.empty()) in.fail("is corrupt: element " + std::to_string(i) + " " + why);
+  }
+  if (n > 0) arch::copy_to_device(device, p.data(), n * 8);
+}
+
+}  // namespace shoal::checkpoint::detail
