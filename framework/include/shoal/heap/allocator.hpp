@@ -56,13 +56,25 @@ SHOAL_DEVICE SHOAL_FORCEINLINE long long& free_block_count(const heap_view& h) {
 SHOAL_DEVICE inline void credit_available(const heap_view& h, std::uint32_t t, long long n) {
   arch::fetch_add(available_shard(h, t, my_shard()), n);
 }
-/// Takes up to `want` available slots of t: this processor's shard first, then the others.
+/// Takes up to `want` available slots of t: this processor's shard first, then the others in
+/// cyclic order after it. The other shards are read all at once (their loads in flight together,
+/// one round trip) rather than one after another.
 SHOAL_DEVICE inline long long take_available(const heap_view& h, std::uint32_t t, long long want) {
+  static_assert(available_shards <= 32, "shards are tracked in a 32-bit mask");
   const int first = my_shard();
   long long taken = take_up_to(available_shard(h, t, first), want);
-  for (int i = 1; i < available_shards && taken < want; ++i) {
-    long long& shard = available_shard(h, t, (first + i) % available_shards);
-    if (arch::load_relaxed(shard) > 0) taken += take_up_to(shard, want - taken);
+  if (taken >= want) return taken;
+  std::uint32_t nonempty = 0;
+#pragma unroll
+  for (int s = 0; s < available_shards; ++s)
+    if (arch::load_relaxed(available_shard(h, t, s)) > 0) nonempty |= 1u << s;
+  nonempty &= ~(1u << first);
+  const std::uint32_t after_first = first + 1 < 32 ? ~0u << (first + 1) : 0u;
+  while (nonempty != 0 && taken < want) {
+    const std::uint32_t ahead = nonempty & after_first;
+    const int s = arch::lowest_bit(ahead != 0 ? ahead : nonempty);
+    nonempty &= ~(1u << s);
+    taken += take_up_to(available_shard(h, t, s), want - taken);
   }
   return taken;
 }
