@@ -29,6 +29,13 @@ std::uint64_t heap_bytes_needed(std::uint64_t bodies) {
 
 sim::fixed energy(double v) { return {v, 9}; }
 
+/// The model's flags, saved in checkpoints (explicit padding: the file has no undefined bytes).
+struct saved_model {
+  std::uint64_t bodies;
+  nbody::parameters p;
+  std::uint32_t unused = 0;
+};
+
 int run(int argc, char** argv) {
   sim::app_cli cli("nbody",
                    "N-body: softened 2-D gravity between all pairs of bodies in the unit box,\n"
@@ -45,6 +52,21 @@ int run(int argc, char** argv) {
       ->check(sim::decimal(0.0, 1.0));
   if (const int rc = cli.parse(argc, argv); rc >= 0) return rc;
   const sim::run_options& o = cli.options();
+  // A resumed run continues with the saved bodies and parameters.
+  if (const shoal::checkpoint::reader* r = cli.resume()) {
+    try {
+      const auto saved = r->value<saved_model>("nbody.model");
+      int rc = cli.adopt("--bodies", bodies, saved.bodies);  // stops at the first difference: one line
+      if (rc < 0) rc = cli.adopt("--dt", p.dt, saved.p.dt);
+      if (rc < 0) rc = cli.adopt("--softening", p.softening, saved.p.softening);
+      if (rc < 0) rc = cli.adopt("--gravity", p.gravity, saved.p.gravity);
+      if (rc < 0) rc = cli.adopt("--max-mass", p.max_mass, saved.p.max_mass);
+      if (rc < 0) rc = cli.adopt("--max-speed", p.max_speed, saved.p.max_speed);
+      if (rc >= 0) return rc;
+    } catch (const shoal::checkpoint_error& e) {
+      return cli.fail(std::string("--resume: ") + e.what());
+    }
+  }
 
   const std::uint64_t need = heap_bytes_needed(bodies);
   if (o.heap_mb << 20 < need)
@@ -72,17 +94,29 @@ int run(int argc, char** argv) {
     csv->row(step, {t.bodies, energy(t.kinetic_energy), energy(t.momentum_x), energy(t.momentum_y)});
   };
 
-  {
+  const std::uint64_t first = cli.resume_step() + 1;
+  if (const shoal::checkpoint::reader* r = cli.resume()) {
+    try {
+      rt.load_heap(*r);
+    } catch (const shoal::checkpoint_error& e) {
+      return cli.fail(std::string("--resume: ") + e.what());
+    }
+  } else {
     auto t = timer.phase("populate");
     nbody::populate(rt, bodies, o.seed, p);
   }
-  if (csv) write_row(0);
+  if (csv && first == 1) write_row(0);
 
   sim::progress bar(o.steps, !o.quiet);
   const auto start = std::chrono::steady_clock::now();
-  for (std::uint64_t s = 1; s <= o.steps; ++s) {
+  for (std::uint64_t s = first; s <= o.steps; ++s) {
     nbody::step(rt, p, timer);
     if (csv && sim::csv_writer::due(s, o.csv_every, o.steps)) write_row(s);
+    if (sim::checkpoint_due(o, s))
+      sim::write_checkpoint(o.checkpoint, "nbody", s, o.seed, [&](shoal::checkpoint::writer& w) {
+        w.value("nbody.model", saved_model{bodies, p});
+        rt.save_heap(w);
+      });
     bar.update(s);
   }
   rt.synchronize();
@@ -92,7 +126,7 @@ int run(int argc, char** argv) {
 
   const nbody::totals t = nbody::measure(rt, scratch);
   sim::summary sum;
-  sum.steps = o.steps;
+  sum.steps = o.steps - first + 1;  // run by this invocation
   sum.seconds = seconds;
   sum.populations = {{"bodies", t.bodies}};
   // The kinetic energy in 1e-12 units: equal on one backend run to run, close across backends.

@@ -35,6 +35,11 @@ std::uint64_t heap_bytes_needed(std::uint64_t cells) {
   return cells * per_slot * 3 / 2 + (std::uint64_t{1} << 20);
 }
 
+/// The grid size, saved in checkpoints.
+struct grid_size {
+  std::uint64_t width, height;
+};
+
 int run(int argc, char** argv) {
   sim::app_cli cli("wator",
                    "Wa-Tor: fish and sharks on a toroidal grid (Dewdney's rules; see the README).\n"
@@ -45,6 +50,16 @@ int run(int argc, char** argv) {
   cli.app().add_option("--height", height, "grid height in cells")->check(sim::whole_number(1, 65536));
   if (const int rc = cli.parse(argc, argv); rc >= 0) return rc;
   const sim::run_options& o = cli.options();
+  // A resumed run continues the saved grid: its size comes from the checkpoint.
+  if (const shoal::checkpoint::reader* r = cli.resume()) {
+    try {
+      const auto saved = r->value<grid_size>("wator.grid");
+      if (const int rc = cli.adopt("--width", width, saved.width); rc >= 0) return rc;
+      if (const int rc = cli.adopt("--height", height, saved.height); rc >= 0) return rc;
+    } catch (const shoal::checkpoint_error& e) {
+      return cli.fail(std::string("--resume: ") + e.what());
+    }
+  }
 
   const std::uint64_t cells = width * height;
   if (cells > (std::uint64_t{1} << 31))
@@ -89,17 +104,31 @@ int run(int argc, char** argv) {
     csv->row(step, {p.fish, p.sharks, wator::state_hash(rt, g, hash_sum)});
   };
 
-  {
+  const std::uint64_t first = cli.resume_step() + 1;
+  if (const shoal::checkpoint::reader* r = cli.resume()) {
+    try {
+      rt.load_heap(*r);
+      rt.load_pointers(*r, "wator.cells", g.cells, g.size());
+    } catch (const shoal::checkpoint_error& e) {
+      return cli.fail(std::string("--resume: ") + e.what());
+    }
+  } else {
     auto p = timer.phase("populate");
     wator::populate(rt, g);
   }
-  if (csv) write_row(0);
+  if (csv && first == 1) write_row(0);
 
   sim::progress bar(o.steps, !o.quiet);
   const auto start = std::chrono::steady_clock::now();
-  for (std::uint64_t s = 1; s <= o.steps; ++s) {
+  for (std::uint64_t s = first; s <= o.steps; ++s) {
     wator::step(rt, g, static_cast<std::uint32_t>(s), timer);
     if (csv && sim::csv_writer::due(s, o.csv_every, o.steps)) write_row(s);
+    if (sim::checkpoint_due(o, s))
+      sim::write_checkpoint(o.checkpoint, "wator", s, o.seed, [&](shoal::checkpoint::writer& w) {
+        w.value("wator.grid", grid_size{width, height});
+        rt.save_heap(w);
+        rt.save_pointers(w, "wator.cells", g.cells, g.size());
+      });
     bar.update(s);
   }
   rt.synchronize();
@@ -109,7 +138,7 @@ int run(int argc, char** argv) {
 
   const wator::populations final_pop = wator::count(census);
   sim::summary sum;
-  sum.steps = o.steps;
+  sum.steps = o.steps - first + 1;  // run by this invocation
   sum.seconds = seconds;
   sum.populations = {{"fish", final_pop.fish}, {"sharks", final_pop.sharks}};
   sum.checksum = final_pop.checksum();

@@ -12,16 +12,25 @@
 /// Every mistake on the command line (unknown flag, missing value, non-number, negative, zero
 /// where a count must be positive, out of range) gives one line on stderr, "<app>: error: ...",
 /// and exit status 2. `--help` lists every option with its default.
+///
+/// Checkpoints (checkpoints.hpp): `--checkpoint FILE` writes one after the last step and, with
+/// `--checkpoint-every N`, every N steps; `--resume FILE` continues a saved run up to `--steps`
+/// in all. parse() opens the --resume file at once, so a missing, damaged or foreign checkpoint
+/// is a bad command line too (status 2, one line).
 
 #include <charconv>
 #include <cstdint>
 #include <cstdio>
 #include <limits>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <system_error>
 
 #include <CLI/CLI.hpp>
+
+#include "shoal/checkpoint/file.hpp"
+#include "shoal/sim/checkpoints.hpp"
 
 namespace shoal::sim {
 
@@ -37,7 +46,16 @@ struct run_options {
   bool window = false;
   bool quiet = false;
   bool timing = false;
+  std::string checkpoint;          ///< checkpoint file written after the last step ("": none)
+  std::uint64_t checkpoint_every = 0;  ///< and every N steps (0: only after the last)
+  std::string resume;              ///< checkpoint to continue from ("": a fresh run)
 };
+
+/// True when a checkpoint is due after `step`: every --checkpoint-every steps and after the last.
+inline bool checkpoint_due(const run_options& run, std::uint64_t step) {
+  return !run.checkpoint.empty() &&
+         (step == run.steps || (run.checkpoint_every != 0 && step % run.checkpoint_every == 0));
+}
 
 /// Largest --steps and --*-every accepted: beyond this a run would not finish anyway, and a
 /// typo (an extra zero or two) is more likely than intent.
@@ -99,6 +117,12 @@ class app_cli {
     frame_every_ = app_.add_option("--frame-every", o.frame_every, "frame every N steps (viewer not built yet)")
                        ->check(whole_number(1, max_steps));
     window_ = app_.add_flag("--window", o.window, "show the run in a window (viewer not built yet)");
+    checkpoint_ = app_.add_option("--checkpoint", o.checkpoint, "write a checkpoint to FILE after the last step")
+                      ->type_name("FILE");
+    checkpoint_every_ = app_.add_option("--checkpoint-every", o.checkpoint_every,
+                                        "also write the checkpoint every N steps (needs --checkpoint)")
+                            ->check(whole_number(1, max_steps));
+    app_.add_option("--resume", o.resume, "continue the run saved in FILE, up to --steps in all")->type_name("FILE");
     app_.add_flag("--quiet", o.quiet, "no header and no progress bar: only the summary line");
     app_.add_flag("--timing", o.timing, "print the time spent in each phase at the end");
   }
@@ -127,9 +151,31 @@ class app_cli {
     }
     if (frames_->count() > 0 || frame_every_->count() > 0 || window_->count() > 0)
       return fail("--frames, --frame-every and --window need the viewer (viz/), which is not built yet");
+    if (checkpoint_every_->count() > 0 && options_.checkpoint.empty())
+      return fail("--checkpoint-every needs --checkpoint FILE");
+    if (checkpoint_->count() > 0 && options_.checkpoint.empty()) return fail("--checkpoint needs a file name");
+    if (const int rc = open_resume(); rc >= 0) return rc;
     return -1;
   }
   int parse(int argc, char** argv) { return parse(argc, const_cast<const char* const*>(argv)); }
+
+  /// The checkpoint given to --resume, opened and checked by parse(); nullptr for a fresh run.
+  const shoal::checkpoint::reader* resume() const { return resume_ ? &*resume_ : nullptr; }
+  /// Steps done in the resumed run (0 for a fresh run): the run continues with the next one.
+  std::uint64_t resume_step() const { return resume_step_; }
+
+  /// For a model parameter saved in the --resume checkpoint: takes the saved value, unless
+  /// `flag` was given with another value (then one line and exit status 2, as parse()).
+  /// Returns -1 to go on, else the exit status.
+  template <class T>
+  int adopt(const std::string& flag, T& value, const T& saved) const {
+    const CLI::Option* opt = app_.get_option_no_throw(flag);
+    if (opt != nullptr && opt->count() > 0 && !(value == saved))
+      return fail(flag + " differs from the value saved in the --resume checkpoint ('" + options_.resume +
+                  "'); leave it out to continue that run");
+    value = saved;
+    return -1;
+  }
 
   /// Reports a bad command line found after parse() (e.g. sizes too large for --heap-mb): one
   /// line "<app>: error: <message>; see --help" on stderr. Returns 2, the exit status.
@@ -148,6 +194,32 @@ class app_cli {
   CLI::Option* frames_ = nullptr;
   CLI::Option* frame_every_ = nullptr;
   CLI::Option* window_ = nullptr;
+  CLI::Option* checkpoint_ = nullptr;
+  CLI::Option* checkpoint_every_ = nullptr;
+  std::optional<shoal::checkpoint::reader> resume_;
+  std::uint64_t resume_step_ = 0;
+
+  /// Opens --resume before any device work: a file that is missing, damaged, another app's,
+  /// from another seed, or already past --steps is a bad command line.
+  int open_resume() {
+    if (options_.resume.empty()) return -1;
+    try {
+      resume_.emplace(options_.resume);
+      const auto app = resume_->blob(run_keys::app);
+      if (std::string_view(reinterpret_cast<const char*>(app.data()), app.size()) != name_)
+        return fail("--resume: checkpoint '" + options_.resume + "' was not written by " + name_);
+      resume_step_ = resume_->value<std::uint64_t>(run_keys::step);
+      if (const int rc = adopt("--seed", options_.seed, resume_->value<std::uint64_t>(run_keys::seed)); rc >= 0)
+        return rc;
+    } catch (const shoal::checkpoint_error& e) {
+      resume_.reset();
+      return fail(std::string("--resume: ") + e.what());
+    }
+    if (options_.steps <= resume_step_)
+      return fail("--steps " + std::to_string(options_.steps) + " is not after step " + std::to_string(resume_step_) +
+                  " of the --resume checkpoint (--steps counts all steps, those before the checkpoint too)");
+    return -1;
+  }
 };
 
 }  // namespace shoal::sim
