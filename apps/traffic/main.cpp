@@ -33,6 +33,30 @@ struct options {
   traffic::model_params model;
 };
 
+/// The flags that define the network and the model, saved in checkpoints.
+struct saved_model {
+  std::uint64_t intersections, light_period, max_speed;
+  double cell_length, producer_ratio, target_ratio, car_probability, slow_probability;
+};
+
+/// A resumed run takes the saved flags (-1), unless one was given with another value (status 2).
+int adopt_saved(const sim::app_cli& cli, options& o, const saved_model& s) {
+  std::uint64_t intersections = o.network.intersections, light_period = o.model.light_period,
+                max_speed = o.model.max_speed;
+  int rc = cli.adopt("--intersections", intersections, s.intersections);  // stops at the first difference
+  if (rc < 0) rc = cli.adopt("--cell-length", o.network.cell_length, s.cell_length);
+  if (rc < 0) rc = cli.adopt("--producer-ratio", o.network.producer_ratio, s.producer_ratio);
+  if (rc < 0) rc = cli.adopt("--target-ratio", o.network.target_ratio, s.target_ratio);
+  if (rc < 0) rc = cli.adopt("--car-probability", o.model.car_probability, s.car_probability);
+  if (rc < 0) rc = cli.adopt("--slow-probability", o.model.slow_probability, s.slow_probability);
+  if (rc < 0) rc = cli.adopt("--light-period", light_period, s.light_period);
+  if (rc < 0) rc = cli.adopt("--max-speed", max_speed, s.max_speed);
+  o.network.intersections = static_cast<std::uint32_t>(intersections);
+  o.model.light_period = static_cast<std::uint32_t>(light_period);
+  o.model.max_speed = static_cast<std::uint32_t>(max_speed);
+  return rc;
+}
+
 std::string decimal_text(double v) {
   char text[32];
   std::snprintf(text, sizeof text, "%g", v);
@@ -81,6 +105,13 @@ int run(int argc, char** argv) {
       ->check(sim::whole_number(2, traffic::cell::max_limit + 1));
   if (const int rc = cli.parse(argc, argv); rc >= 0) return rc;
   const sim::run_options& run = cli.options();
+  if (const shoal::checkpoint::reader* r = cli.resume()) {
+    try {
+      if (const int rc = adopt_saved(cli, o, r->value<saved_model>("traffic.model")); rc >= 0) return rc;
+    } catch (const shoal::checkpoint_error& e) {
+      return cli.fail(std::string("--resume: ") + e.what());
+    }
+  }
   if (o.network.producer_ratio + o.network.target_ratio > 1.0)
     return cli.fail("--producer-ratio and --target-ratio add up to more than 1");
   o.network.seed = o.model.seed = run.seed;
@@ -130,12 +161,21 @@ int run(int argc, char** argv) {
                             .c_str());
   }
   std::fflush(stdout);
-  if (csv) csv->row(0, csv_row(model.census()));
+  if (const shoal::checkpoint::reader* r = cli.resume()) {
+    try {
+      model.load(*r);
+    } catch (const shoal::checkpoint_error& e) {
+      return cli.fail(std::string("--resume: ") + e.what());
+    }
+  } else if (csv) {
+    csv->row(0, csv_row(model.census()));
+  }
   sim::phase_timer timer(run.timing);
   sim::progress bar(run.steps, !run.quiet);
   rt.synchronize();
   const auto began = std::chrono::steady_clock::now();
-  for (std::uint64_t step = 1; step <= run.steps; ++step) {
+  const std::uint64_t first = cli.resume_step() + 1;
+  for (std::uint64_t step = first; step <= run.steps; ++step) {
     {
       auto phase = timer.phase("produce");
       model.produce();
@@ -153,6 +193,13 @@ int run(int argc, char** argv) {
       auto phase = timer.phase("csv");
       csv->row(step, csv_row(model.census()));
     }
+    if (sim::checkpoint_due(run, step))
+      sim::write_checkpoint(run.checkpoint, "traffic", step, run.seed, [&](shoal::checkpoint::writer& w) {
+        w.value("traffic.model", saved_model{o.network.intersections, o.model.light_period, o.model.max_speed,
+                                             o.network.cell_length, o.network.producer_ratio, o.network.target_ratio,
+                                             o.model.car_probability, o.model.slow_probability});
+        model.save(w);
+      });
     bar.update(step);
   }
   rt.synchronize();
@@ -162,7 +209,7 @@ int run(int argc, char** argv) {
 
   const traffic::census_result last = model.census();
   sim::summary sum;
-  sum.steps = run.steps;
+  sum.steps = run.steps - first + 1;  // run by this invocation
   sum.seconds = seconds;
   sum.populations = {{"cars", last.cars}, {"created", last.created}, {"removed", last.removed},
                      {"stopped", last.stopped}, {"speed_sum", last.speed_sum}};

@@ -124,6 +124,25 @@ class simulation {
   /// Steps done so far.
   std::uint64_t steps() const { return step_; }
 
+  /// Checkpoints: the cars, each cell's occupant, the totals and the step. The network is not
+  /// saved: it is rebuilt from its parameters, which the caller saves.
+  void save(shoal::checkpoint::writer& w) {
+    rt_.save_heap(w);
+    rt_.save_pointers(w, "traffic.occupant", occupant_.data(), occupant_.size());
+    w.value("traffic.totals", totals_.read(0));
+    w.value("traffic.step", step_);
+  }
+  /// Continues a saved run on the same network (throws checkpoint_error, changing nothing, when
+  /// the file does not fit; a failure while loading the occupants leaves the cars loaded).
+  void load(const shoal::checkpoint::reader& r) {
+    const auto t = r.value<totals>("traffic.totals");
+    const auto step = r.value<std::uint64_t>("traffic.step");
+    rt_.load_heap(r);
+    rt_.load_pointers(r, "traffic.occupant", occupant_.data(), occupant_.size());
+    totals_.write(0, t);
+    step_ = step;
+  }
+
   /// Counts the cars (waits for the device; throws what the heap recorded, e.g. out_of_memory).
   census_result census() {
     tally_.zero();
