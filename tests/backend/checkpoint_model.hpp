@@ -43,7 +43,7 @@ class Coin : public object<Graph, Coin, Item> {
  public:
   SHOAL_FIELDS(Coin, (double, weight), (bool, shiny))
   SHOAL_HD Coin(long long i, double w) { id = i, twin = nullptr, weight = w, shiny = (i % 2) == 0; }
-  SHOAL_HD void dump(object_state* out) const {
+  SHOAL_HD void dump(object_state* out) {  // not const: parallel_do refuses const methods (nvcc)
     object_state& s = out[id];
     s.id = id, s.kind = 2, s.weight = weight, s.value = shiny ? 1 : 0;
     Item* t = twin;
@@ -58,7 +58,7 @@ class Gem : public object<Graph, Gem, Item> {
     id = i, twin = nullptr, colour = rgb{c, 2 * c, 3 * c}, cut = (i % 3) ? shape::round : shape::square;
     for (int k = 0; k < 5; ++k) facets[k] = static_cast<std::uint8_t>(i + k);
   }
-  SHOAL_HD void dump(object_state* out) const {
+  SHOAL_HD void dump(object_state* out) {  // not const: parallel_do refuses const methods (nvcc)
     object_state& s = out[id];
     s.id = id, s.kind = 3, s.weight = colour->g, s.value = static_cast<long long>(cut.get()) * 1000 + facets[4];
     Item* t = twin;
@@ -73,7 +73,7 @@ class Link : public object<Graph, Link> {
     id = i, next = nullptr, hops = static_cast<std::int16_t>(-i % 1000);
     for (int k = 0; k < 3; ++k) items[k] = nullptr;
   }
-  SHOAL_HD void dump(object_state* out) const {
+  SHOAL_HD void dump(object_state* out) {  // not const: parallel_do refuses const methods (nvcc)
     object_state& s = out[id];
     s.id = id, s.kind = 1, s.value = hops;
     Link* n = next;

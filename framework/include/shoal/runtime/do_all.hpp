@@ -30,10 +30,12 @@ struct member_function;
 template <class C, class R, class... A>
 struct member_function<R (C::*)(A...)> {
   using owner = C;
+  static constexpr bool is_const = false;
 };
 template <class C, class R, class... A>
 struct member_function<R (C::*)(A...) const> {
   using owner = C;
+  static constexpr bool is_const = true;
 };
 
 /// The arguments of a launch as one trivially copyable value: nvcc's device lambdas cannot
@@ -101,6 +103,34 @@ inline void enumerate_blocks(const heap_view& h, std::uint32_t t, std::uint32_t*
   });
 }
 
+/// What one thread of the visit launch does for slot `slot` of listed block `b`: call Method on
+/// the object there if the snapshot still holds it. A named functor, not a device lambda: nvcc
+/// names a device lambda after its enclosing function's template arguments, and cannot spell
+/// a pointer to a const member function there (`&C::m const`).
+template <class U, class T, auto Method, std::uint32_t Capacity, class Pack>
+struct visit_slot {
+  std::byte* data;
+  std::uint64_t block_bytes;
+  block_header* headers;
+  std::uint32_t type;
+  Pack arguments;
+
+  SHOAL_DEVICE void operator()(std::uint32_t b, std::uint32_t slot) const {
+    // Coherent load: a destroy earlier in this do-all clears the bit, and the slot may already
+    // hold a new object that must not be visited.
+    if (((arch::load_relaxed(headers[b].iteration) >> slot) & 1u) == 0) return;
+    auto* object = reinterpret_cast<U*>(encode_pointer(data + b * block_bytes, slot, Capacity, type));
+    arguments.apply([&](const auto&... a) { (static_cast<T*>(object)->*Method)(a...); });
+  }
+};
+
+/// The next block's snapshot word, into L2 while the current object's method runs: it cannot be
+/// loaded ahead (a destroy by that method must be seen), but its miss need not be waited for.
+struct prefetch_snapshot {
+  const block_header* headers;
+  SHOAL_DEVICE void operator()(std::uint32_t next) const { arch::prefetch_l2(&headers[next].iteration); }
+};
+
 /// Launch 2: visit every object of concrete type U in the snapshot, as a T (U or a base).
 /// `Capacity` (U's slots per block) is a compile-time constant so that splitting a thread index
 /// into (block, slot) is a multiply and a shift, not a 64-bit division. The launch also resets
@@ -109,23 +139,11 @@ template <class U, class T, auto Method, std::uint32_t Capacity, class... Args>
 void visit_blocks(const heap_view& h, const heap_view* device_view, std::uint32_t type,
                   const std::uint32_t* list, const unsigned long long* count,
                   unsigned long long* next_count, Args... args) {
-  std::byte* data = h.data;
-  const std::uint64_t block_bytes = h.block_bytes;
-  block_header* headers = h.headers;
-  const auto packed = make_value_pack(args...);
-  arch::for_each_listed<Capacity>(
-      list, count, h.blocks,
-      [=] SHOAL_DEVICE(std::uint32_t b, std::uint32_t slot) {
-        // Coherent load: a destroy earlier in this do-all clears the bit, and the slot may
-        // already hold a new object that must not be visited.
-        if (((arch::load_relaxed(headers[b].iteration) >> slot) & 1u) == 0) return;
-        auto* object = reinterpret_cast<U*>(encode_pointer(data + b * block_bytes, slot, Capacity, type));
-        packed.apply([&](const Args&... a) { (static_cast<T*>(object)->*Method)(a...); });
-      },
-      // The next block's snapshot word, into L2 while this object's method runs: it cannot be
-      // loaded ahead (a destroy by this method must be seen), but its miss need not be waited for.
-      [=] SHOAL_DEVICE(std::uint32_t next) { arch::prefetch_l2(&headers[next].iteration); },
-      device_view, next_count);
+  using pack = decltype(make_value_pack(args...));
+  const visit_slot<U, T, Method, Capacity, pack> visit{h.data, h.block_bytes, h.headers, type,
+                                                       make_value_pack(args...)};
+  arch::for_each_listed<Capacity>(list, count, h.blocks, visit, prefetch_snapshot{h.headers}, device_view,
+                                  next_count);
 }
 
 /// Bulk creation, launch 1 and 2: list the lowest ceil(n / capacity) free blocks in order,

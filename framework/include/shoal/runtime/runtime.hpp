@@ -159,6 +159,12 @@ class runtime {
   /// As above, over class T (a base of Method's class is allowed: `parallel_do<Agent, &Agent::step>`).
   template <class T, auto Method, class... Args>
   void parallel_do(Args... args) {
+    // nvcc (13.0) spells a pointer to a const member function as a template argument
+    // "&C::m const" in the code it generates, which does not compile; refused on both
+    // backends so that code written on the cpu backend builds for the GPU.
+    static_assert(!detail::member_function<decltype(Method)>::is_const,
+                  "parallel_do of a const member function: nvcc cannot compile it; declare the method "
+                  "without const (fields are proxies, so a non-const method reads them the same way)");
     Heap::for_each_type([&]<class U>() {
       if constexpr (!abstract_object<U> && (std::is_same_v<T, U> || std::is_base_of_v<T, U>)) {
         constexpr std::uint32_t t = Heap::template type_id<U>;
