@@ -18,57 +18,19 @@
 #include <vector>
 
 #include "shoal/sim/sim.hpp"
+#include "wator_cli.hpp"
 #include "wator_model.hpp"
 
 namespace {
 
 namespace sim = shoal::sim;
 
-/// Heap a grid of `cells` needs if every cell held the largest agent, with room for blocks that
-/// are only partly full (each block holds one class): 1.5 × the exact fill.
-std::uint64_t heap_bytes_needed(std::uint64_t cells) {
-  const auto g = shoal::detail::compute_geometry<wator::Ocean>();
-  const std::uint64_t per_slot =
-      std::max(g.block_bytes / g.capacity[wator::Ocean::type_id<wator::Fish>],
-               g.block_bytes / g.capacity[wator::Ocean::type_id<wator::Shark>]) +
-      1;
-  return cells * per_slot * 3 / 2 + (std::uint64_t{1} << 20);
-}
-
-/// The grid size, saved in checkpoints.
-struct grid_size {
-  std::uint64_t width, height;
-};
-
 int run(int argc, char** argv) {
-  sim::app_cli cli("wator",
-                   "Wa-Tor: fish and sharks on a toroidal grid (Dewdney's rules; see the README).\n"
-                   "Same seed and flags: same CSV and checksum, on every run and on both backends.",
-                   {.steps = 500, .heap_mb = 512});
-  std::uint64_t width = 2048, height = 2560;
-  cli.app().add_option("--width", width, "grid width in cells")->check(sim::whole_number(1, 65536));
-  cli.app().add_option("--height", height, "grid height in cells")->check(sim::whole_number(1, 65536));
-  if (const int rc = cli.parse(argc, argv); rc >= 0) return rc;
+  sim::app_cli cli("wator", wator::app_description, wator::app_defaults);
+  wator::grid_size grid;
+  if (const int rc = wator::parse_command_line(cli, grid, argc, argv); rc >= 0) return rc;
   const sim::run_options& o = cli.options();
-  // A resumed run continues the saved grid: its size comes from the checkpoint.
-  if (const shoal::checkpoint::reader* r = cli.resume()) {
-    try {
-      const auto saved = r->value<grid_size>("wator.grid");
-      if (const int rc = cli.adopt("--width", width, saved.width); rc >= 0) return rc;
-      if (const int rc = cli.adopt("--height", height, saved.height); rc >= 0) return rc;
-    } catch (const shoal::checkpoint_error& e) {
-      return cli.fail(std::string("--resume: ") + e.what());
-    }
-  }
-
-  const std::uint64_t cells = width * height;
-  if (cells > (std::uint64_t{1} << 31))
-    return cli.fail("--width " + std::to_string(width) + " --height " + std::to_string(height) +
-                    " is more than 2^31 cells");
-  const std::uint64_t need = heap_bytes_needed(cells);
-  if (o.heap_mb << 20 < need)
-    return cli.fail("a " + std::to_string(width) + " x " + std::to_string(height) + " grid needs --heap-mb " +
-                    std::to_string((need + (1 << 20) - 1) >> 20) + " or more (got " + std::to_string(o.heap_mb) + ")");
+  const std::uint64_t width = grid.width, height = grid.height;
   std::optional<sim::csv_writer> csv;
   if (!o.csv.empty()) {
     try {
@@ -125,7 +87,7 @@ int run(int argc, char** argv) {
     if (csv && sim::csv_writer::due(s, o.csv_every, o.steps)) write_row(s);
     if (sim::checkpoint_due(o, s))
       sim::write_checkpoint(o.checkpoint, "wator", s, o.seed, [&](shoal::checkpoint::writer& w) {
-        w.value("wator.grid", grid_size{width, height});
+        w.value("wator.grid", grid);
         rt.save_heap(w);
         rt.save_pointers(w, "wator.cells", g.cells, g.size());
       });
