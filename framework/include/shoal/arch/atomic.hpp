@@ -67,6 +67,26 @@ template <class T>
 SHOAL_HD SHOAL_FORCEINLINE T fetch_sub(T& word, T delta) {
   return atomic_ref<T>(word).fetch_sub(delta, acq_rel);
 }
+/// Weaker forms for the allocator's hot paths, where a full acquire-release (a memory barrier
+/// before the atomic on the GPU) is more than the protocol needs: an acquire RMW takes
+/// something published by a release and publishes nothing itself; a release RMW publishes.
+template <class T>
+SHOAL_HD SHOAL_FORCEINLINE T fetch_and_acquire(T& word, T bits) {
+  return atomic_ref<T>(word).fetch_and(bits, acquire);
+}
+template <class T>
+SHOAL_HD SHOAL_FORCEINLINE T fetch_and_relaxed(T& word, T bits) {
+  return atomic_ref<T>(word).fetch_and(bits, relaxed);
+}
+template <class T>
+SHOAL_HD SHOAL_FORCEINLINE T fetch_add_release(T& word, T delta) {
+  return atomic_ref<T>(word).fetch_add(delta, release);
+}
+template <class T>
+SHOAL_HD SHOAL_FORCEINLINE bool compare_exchange_acquire(T& word, T& expected, T desired) {
+  return atomic_ref<T>(word).compare_exchange_strong(expected, desired, acquire, relaxed);
+}
+
 /// Returns true when `word` held `expected` and now holds `desired`; otherwise `expected`
 /// receives the current value.
 template <class T>

@@ -75,7 +75,10 @@ SHOAL_DEVICE inline claim_result claim_pooled(arch::lane_mask mask, bool needs,
   }
   if (take > 0) {
     r.handed = arch::lowest_set_bits(offer, take);
-    r.previous = arch::fetch_and(*word, ~r.handed);
+    // Acquire only: a claim takes what the release that set these bits published (a block's
+    // header, a freed slot) and publishes nothing; an acquire-release would cost a memory
+    // barrier before every claim.
+    r.previous = arch::fetch_and_acquire(*word, ~r.handed);
   }
   const std::uint64_t owner_handed = arch::shuffle(mask, r.handed, owner);
   const std::uint64_t owner_claimed = arch::shuffle(mask, r.claimed(), owner);

@@ -58,15 +58,21 @@ inline constexpr bool is_unsavable =
     (std::is_array_v<E> && (std::is_pointer_v<std::remove_all_extents_t<E>> ||
                             std::is_member_pointer_v<std::remove_all_extents_t<E>>));
 
-/// Concrete classes a `U*` may point to: U and its subclasses.
+/// Concrete classes a `U*` may point to: U and its subclasses. (Folds over the class list
+/// rather than calling for_each_type with a template lambda: nvcc 13 crashes on template
+/// lambdas evaluated in these constant expressions.)
+template <class U, class... V>
+constexpr std::uint32_t subclass_mask_of(type_list<V...>) {
+  std::uint32_t mask = 0;
+  std::uint32_t id = 0;
+  ((mask |= ((std::is_same_v<U, V> || std::is_base_of_v<U, V>) && !abstract_object<V>) ? std::uint32_t{1} << id : 0u,
+    ++id),
+   ...);
+  return mask;
+}
 template <class Heap, class U>
 constexpr std::uint32_t subclass_mask() {
-  std::uint32_t mask = 0;
-  Heap::for_each_type([&]<class V>() {
-    if constexpr ((std::is_same_v<U, V> || std::is_base_of_v<U, V>) && !abstract_object<V>)
-      mask |= std::uint32_t{1} << Heap::template type_id<V>;
-  });
-  return mask;
+  return subclass_mask_of<U>(typename Heap::types{});
 }
 
 template <class Heap, class F>
@@ -116,12 +122,14 @@ inline std::string_view unqualified(std::string_view name) {
 
 /// True when every field of every class of the heap can be saved and restored (see the file
 /// comment); save and load refuse other heaps at compile time.
+namespace detail {
+template <class Heap, class... T>
+constexpr bool all_savable(type_list<T...>) {
+  return (fields_savable<Heap>(shoal::detail::all_fields_t<T>{}) && ...);
+}
+}  // namespace detail
 template <class Heap>
-inline constexpr bool savable = [] {
-  bool ok = true;
-  Heap::for_each_type([&]<class T>() { ok = ok && detail::fields_savable<Heap>(shoal::detail::all_fields_t<T>{}); });
-  return ok;
-}();
+inline constexpr bool savable = detail::all_savable<Heap>(typename Heap::types{});
 
 /// Instantiated by save and load: stops the build for a heap that is not savable.
 template <class Heap>

@@ -25,7 +25,9 @@ SHOAL_DEVICE inline long long take_up_to(long long& counter, long long want) {
   long long seen = arch::load_relaxed(counter);
   while (seen > 0) {
     const long long take = seen < want ? seen : want;
-    if (arch::compare_exchange(counter, seen, seen - take)) return take;
+    // Acquire: pairs with the release of the credit taken, so the slots it counted are
+    // findable; a reservation publishes nothing, so no release (no memory barrier).
+    if (arch::compare_exchange_acquire(counter, seen, seen - take)) return take;
   }
   return 0;
 }
@@ -54,7 +56,7 @@ SHOAL_DEVICE SHOAL_FORCEINLINE long long& free_block_count(const heap_view& h) {
 
 /// Makes n free slots of t available (to this processor's shard).
 SHOAL_DEVICE inline void credit_available(const heap_view& h, std::uint32_t t, long long n) {
-  arch::fetch_add(available_shard(h, t, my_shard()), n);
+  arch::fetch_add_release(available_shard(h, t, my_shard()), n);  // publishes "findable"
 }
 /// Takes up to `want` available slots of t: this processor's shard first, then the others in
 /// cyclic order after it. The other shards are read all at once (their loads in flight together,
@@ -92,7 +94,7 @@ SHOAL_DEVICE inline void release_slots(const heap_view& h, std::uint64_t b, std:
   block_header& hdr = h.headers[b];
   // A destroyed object must never be visited by a do-all in progress, even once its slot holds a
   // new object: take it out of the do-all snapshot before the slot can be reused.
-  if (credit) arch::fetch_and(hdr.iteration, ~bits);
+  if (credit) arch::fetch_and_relaxed(hdr.iteration, ~bits);  // ordered by the release below
   const std::uint64_t prev = arch::fetch_or(hdr.free_slots, bits);
   if (prev == 0) h.active(t).set(b);  // full → has room: we own the transition
   // Count the slots only now that their block is findable through active[t].
