@@ -13,6 +13,7 @@
 #include <optional>
 #include <string>
 
+#include "nbody_cli.hpp"
 #include "nbody_model.hpp"
 #include "shoal/sim/sim.hpp"
 
@@ -20,58 +21,15 @@ namespace {
 
 namespace sim = shoal::sim;
 
-/// Heap that n bodies need, with a spare block and room for the heap's own tables.
-std::uint64_t heap_bytes_needed(std::uint64_t bodies) {
-  const auto g = shoal::detail::compute_geometry<nbody::Space>();
-  const std::uint64_t capacity = g.capacity[nbody::Space::type_id<nbody::Body>];
-  return ((bodies + capacity - 1) / capacity + 1) * (g.block_bytes + 64) + (std::uint64_t{1} << 20);
-}
-
 sim::fixed energy(double v) { return {v, 9}; }
 
-/// The model's flags, saved in checkpoints (explicit padding: the file has no undefined bytes).
-struct saved_model {
-  std::uint64_t bodies;
-  nbody::parameters p;
-  std::uint32_t unused = 0;
-};
-
 int run(int argc, char** argv) {
-  sim::app_cli cli("nbody",
-                   "N-body: softened 2-D gravity between all pairs of bodies in the unit box,\n"
-                   "bodies bouncing off its walls; all pairs in shared-memory tiles (runtime.all_pairs).",
-                   {.steps = 3000, .heap_mb = 64});
-  std::uint64_t bodies = 20000;
-  nbody::parameters p;
-  cli.app().add_option("--bodies", bodies, "number of bodies")->check(sim::whole_number(1, 1u << 24));
-  cli.app().add_option("--dt", p.dt, "time step")->check(sim::decimal(1e-9, 1.0));
-  cli.app().add_option("--softening", p.softening, "softening length")->check(sim::decimal(1e-6, 1.0));
-  cli.app().add_option("--gravity", p.gravity, "gravitational constant G")->check(sim::decimal(0.0, 1.0));
-  cli.app().add_option("--max-mass", p.max_mass, "masses are uniform in (0, max]")->check(sim::decimal(1e-6, 1e9));
-  cli.app().add_option("--max-speed", p.max_speed, "initial speeds are uniform in [-max, max] per axis")
-      ->check(sim::decimal(0.0, 1.0));
-  if (const int rc = cli.parse(argc, argv); rc >= 0) return rc;
+  sim::app_cli cli("nbody", nbody::app_description, nbody::app_defaults);
+  nbody::model_flags model;
+  if (const int rc = nbody::parse_command_line(cli, model, argc, argv); rc >= 0) return rc;
   const sim::run_options& o = cli.options();
-  // A resumed run continues with the saved bodies and parameters.
-  if (const shoal::checkpoint::reader* r = cli.resume()) {
-    try {
-      const auto saved = r->value<saved_model>("nbody.model");
-      int rc = cli.adopt("--bodies", bodies, saved.bodies);  // stops at the first difference: one line
-      if (rc < 0) rc = cli.adopt("--dt", p.dt, saved.p.dt);
-      if (rc < 0) rc = cli.adopt("--softening", p.softening, saved.p.softening);
-      if (rc < 0) rc = cli.adopt("--gravity", p.gravity, saved.p.gravity);
-      if (rc < 0) rc = cli.adopt("--max-mass", p.max_mass, saved.p.max_mass);
-      if (rc < 0) rc = cli.adopt("--max-speed", p.max_speed, saved.p.max_speed);
-      if (rc >= 0) return rc;
-    } catch (const shoal::checkpoint_error& e) {
-      return cli.fail(std::string("--resume: ") + e.what());
-    }
-  }
-
-  const std::uint64_t need = heap_bytes_needed(bodies);
-  if (o.heap_mb << 20 < need)
-    return cli.fail(std::to_string(bodies) + " bodies need --heap-mb " +
-                    std::to_string((need + (1 << 20) - 1) >> 20) + " or more (got " + std::to_string(o.heap_mb) + ")");
+  const std::uint64_t bodies = model.bodies;
+  const nbody::parameters& p = model.p;
   std::optional<sim::csv_writer> csv;
   if (!o.csv.empty()) {
     try {
@@ -114,7 +72,7 @@ int run(int argc, char** argv) {
     if (csv && sim::csv_writer::due(s, o.csv_every, o.steps)) write_row(s);
     if (sim::checkpoint_due(o, s))
       sim::write_checkpoint(o.checkpoint, "nbody", s, o.seed, [&](shoal::checkpoint::writer& w) {
-        w.value("nbody.model", saved_model{bodies, p});
+        w.value("nbody.model", model);
         rt.save_heap(w);
       });
     bar.update(s);
