@@ -30,3 +30,7 @@ endfunction()
 shoal_header_library(shoal_cli11 SHOAL_CLI11_INCLUDE_DIR CLI/CLI.hpp "${shoal_third_party}/cli11" "CLI11")
 shoal_header_library(shoal_random123 SHOAL_RANDOM123_INCLUDE_DIR Random123/philox.h
                      "${shoal_third_party}/random123" "Random123")
+
+# stb_image_write / stb_image (libstb-dev) for the viewer's PNG frames: like the two above, the
+# system copy when installed, else the vendored one, so the headless path always builds.
+shoal_header_library(shoal_stb SHOAL_STB_INCLUDE_DIR stb/stb_image_write.h "${shoal_third_party}/stb" "stb")

@@ -20,6 +20,7 @@
 #include "shoal/sim/sim.hpp"
 #include "wator_cli.hpp"
 #include "wator_model.hpp"
+#include "wator_view.hpp"
 
 namespace {
 
@@ -80,10 +81,29 @@ int run(int argc, char** argv) {
   }
   if (csv && first == 1) write_row(0);
 
+  // The viewer (--frames, --window): counts and paints on the device, next to the grid.
+  std::optional<shoal::viz::viewer> view;
+  if (shoal::viz::viewer::wanted(o)) {
+    try {
+      view.emplace(o, wator::view::scene(o, width, height));
+    } catch (const shoal::viz::window_error& e) {
+      return cli.fail(e.what());
+    }
+  }
+  auto count = [&](unsigned long long* values) { census.count_into(values); };
+  auto paint = [&](shoal::viz::canvas_view c, shoal::viz::rect area) { wator::view::paint(rt, g, c, area); };
+  if (view) view->after_step(first - 1, count, paint);
+
   sim::progress bar(o.steps, !o.quiet);
   const auto start = std::chrono::steady_clock::now();
+  std::uint64_t last = o.steps;
   for (std::uint64_t s = first; s <= o.steps; ++s) {
     wator::step(rt, g, static_cast<std::uint32_t>(s), timer);
+    if (view && !view->after_step(s, count, paint)) {  // the window was closed: the run ends here
+      last = s;
+      bar.update(s);
+      break;
+    }
     if (csv && sim::csv_writer::due(s, o.csv_every, o.steps)) write_row(s);
     if (sim::checkpoint_due(o, s))
       sim::write_checkpoint(o.checkpoint, "wator", s, o.seed, [&](shoal::checkpoint::writer& w) {
@@ -94,13 +114,14 @@ int run(int argc, char** argv) {
     bar.update(s);
   }
   rt.synchronize();
+  if (view) view->finish();
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   bar.finish();
   if (csv) csv->close();
 
   const wator::populations final_pop = wator::count(census);
   sim::summary sum;
-  sum.steps = o.steps - first + 1;  // run by this invocation
+  sum.steps = last - first + 1;  // run by this invocation
   sum.seconds = seconds;
   sum.populations = {{"fish", final_pop.fish}, {"sharks", final_pop.sharks}};
   sum.checksum = final_pop.checksum();

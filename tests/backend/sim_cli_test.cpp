@@ -1,5 +1,6 @@
 // sim::app_cli: defaults, the app's own options, --help with defaults, and every kind of bad
 // command line giving exit status 2 with one line on stderr naming the problem.
+#include <filesystem>
 #include <string>
 #include <vector>
 
@@ -105,11 +106,32 @@ TEST(SimCli, UnknownFlagsAndMissingValuesAreErrors) {
   expect_usage_error({"--quiet=maybe"}, "--quiet");
 }
 
-TEST(SimCli, ViewerOptionsAreRefusedUntilTheViewerExists) {
-  expect_usage_error({"--frames", "out"}, "viewer");
-  expect_usage_error({"--frame-every", "3"}, "viewer");
-  expect_usage_error({"--window"}, "viewer");
-  expect_usage_error({"--frame-every", "0"}, "--frame-every");  // a bad value is still a bad value
+TEST(SimCli, ViewerOptionsThatDoNotFitAreErrors) {
+  expect_usage_error({"--frame-every", "3"}, "--frame-every");  // without --frames or --window
+  expect_usage_error({"--frame-size", "64x64"}, "--frame-size");
+  expect_usage_error({"--screenshot-at", "3"}, "--window");
+  expect_usage_error({"--frames", "d", "--frame-every", "0"}, "--frame-every");  // a bad value is still a bad value
+  expect_usage_error({"--window", "--frame-size", "8x64"}, "16..16384");
+  expect_usage_error({"--window", "--frame-size", "64"}, "WIDTHxHEIGHT");
+  expect_usage_error({"--window", "--frame-size", "64x-3"}, "--frame-size");
+  expect_usage_error({"--overlay", "some"}, "--overlay");
+  // A directory that cannot be made: refused before the run, not when the first frame is due.
+  expect_usage_error({"--frames", "/proc/shoal-no-such-dir/frames"}, "--frames");
+}
+
+TEST(SimCli, FramesDirectoryIsCreatedAndSizesParsed) {
+  const std::string dir = testing::TempDir() + "shoal_cli_frames/a/b";
+  std::filesystem::remove_all(testing::TempDir() + "shoal_cli_frames");
+  const auto r = parse({"--frames", dir, "--frame-every", "7", "--frame-size", "320x200", "--overlay", "stable"});
+  ASSERT_EQ(r.rc, -1) << r.err;
+  EXPECT_TRUE(std::filesystem::is_directory(dir));
+  EXPECT_EQ(r.run.frames, dir);
+  EXPECT_EQ(r.run.frame_every, 7u);
+  EXPECT_EQ(r.run.frame_width, 320u);
+  EXPECT_EQ(r.run.frame_height, 200u);
+  EXPECT_EQ(r.run.overlay, "stable");
+  EXPECT_TRUE(std::filesystem::is_empty(dir)) << "the write probe is removed";
+  std::filesystem::remove_all(testing::TempDir() + "shoal_cli_frames");
 }
 
 TEST(SimCli, FailReportsOneLineAndReturnsTwo) {

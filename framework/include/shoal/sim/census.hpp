@@ -31,17 +31,22 @@ class census {
   /// after the work already queued, and waits for it (errors it recorded are thrown here).
   std::vector<std::uint64_t> count() {
     counts_.zero();
+    count_into(counts_.data());
+    rt_->synchronize();
+    const auto raw = counts_.download();
+    return std::vector<std::uint64_t>(raw.begin(), raw.end());
+  }
+
+  /// Adds the live objects of each class to counts[type id] (Heap::num_types words of device
+  /// memory), after the work already queued, without waiting (the viewer's populations).
+  void count_into(unsigned long long* counts) {
     const detail::heap_view v = rt_->view();
-    unsigned long long* counts = counts_.data();
     rt_->launch_async(v.blocks, [=] SHOAL_DEVICE(std::size_t b) {
       const std::uint32_t t = v.headers[b].type;
       if (t >= v.num_types) return;  // a free block
       const std::uint64_t live = ~v.headers[b].free_slots & v.full_mask(t);
       if (live != 0) arch::fetch_add(counts[t], static_cast<unsigned long long>(arch::popc(live)));
     });
-    rt_->synchronize();
-    const auto raw = counts_.download();
-    return std::vector<std::uint64_t>(raw.begin(), raw.end());
   }
 
   /// Objects of T and its subclasses in a count() result.

@@ -13,14 +13,22 @@
 /// where a count must be positive, out of range) gives one line on stderr, "<app>: error: ...",
 /// and exit status 2. `--help` lists every option with its default.
 ///
+/// The viewer (viz/): `--frames DIR` writes PNG frames every `--frame-every N` steps (DIR is
+/// created, and must be writable: checked here, before any device work), `--window` shows the
+/// run in an SDL2 window; `--frame-size WxH` and `--overlay` shape both.
+///
 /// Checkpoints (checkpoints.hpp): `--checkpoint FILE` writes one after the last step and, with
 /// `--checkpoint-every N`, every N steps; `--resume FILE` continues a saved run up to `--steps`
 /// in all. parse() opens the --resume file at once, so a missing, damaged or foreign checkpoint
 /// is a bad command line too (status 2, one line).
 
+#include <cerrno>
 #include <charconv>
 #include <cstdint>
 #include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
 #include <limits>
 #include <optional>
 #include <string>
@@ -41,9 +49,12 @@ struct run_options {
   std::uint64_t heap_mb = 256;
   std::string csv;                ///< time series file ("": none)
   std::uint64_t csv_every = 1;
-  std::string frames;             ///< viewer frames directory (viewer not built yet)
-  std::uint64_t frame_every = 1;
+  std::string frames;             ///< PNG frames directory ("": none)
+  std::uint64_t frame_every = 1;  ///< frame (and chart sample) every N steps
+  std::uint32_t frame_width = 0, frame_height = 0;  ///< --frame-size (0: the app's default)
+  std::string overlay = "full";   ///< full | stable (no steps/s: reproducible frames) | none
   bool window = false;
+  std::uint64_t screenshot_at = 0;  ///< --window: save the window's picture after this step (0: never)
   bool quiet = false;
   bool timing = false;
   std::string checkpoint;          ///< checkpoint file written after the last step ("": none)
@@ -95,6 +106,40 @@ inline CLI::Validator decimal(double lo, double hi) {
       range, "decimal");
 }
 
+/// "" when `dir` exists or could be created and a file can be written there, else why not.
+inline std::string prepare_directory(const std::string& dir) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec) return "cannot create directory '" + dir + "': " + ec.message();
+  if (!fs::is_directory(dir, ec)) return "'" + dir + "' is not a directory";
+  // Permission bits do not tell (root, read-only mounts): try a file.
+  const fs::path probe = fs::path(dir) / ".shoal-write-test";
+  {
+    std::ofstream f(probe);
+    if (!f) return "cannot write to directory '" + dir + "': " + std::strerror(errno);
+  }
+  fs::remove(probe, ec);
+  return "";
+}
+
+/// Smallest and largest --frame-size side.
+inline constexpr std::uint32_t min_frame_side = 16, max_frame_side = 16384;
+
+/// CLI11 check: "WxH" with both sides in min_frame_side..max_frame_side.
+inline CLI::Validator frame_size() {
+  return CLI::Validator(
+      [](std::string& text) -> std::string {
+        const auto x = text.find('x');
+        const CLI::Validator side = whole_number(min_frame_side, max_frame_side);
+        std::string w = x == std::string::npos ? "" : text.substr(0, x), h = x == std::string::npos ? "" : text.substr(x + 1);
+        if (x == std::string::npos || !side(w).empty() || !side(h).empty()) return "needs WIDTHxHEIGHT with each side in " + std::to_string(min_frame_side) + ".." +
+                        std::to_string(max_frame_side) + ", got '" + text + "'";
+        return {};
+      },
+      "WxH", "frame_size");
+}
+
 /// The shared command line of one app. Add the app's own options to app() before parse().
 class app_cli {
  public:
@@ -112,11 +157,19 @@ class app_cli {
         ->type_name("FILE");
     app_.add_option("--csv-every", o.csv_every, "CSV row every N steps (and steps 0 and last)")
         ->check(whole_number(1, max_steps));
-    frames_ = app_.add_option("--frames", o.frames, "write viewer frames to DIR (viewer not built yet)")
+    frames_ = app_.add_option("--frames", o.frames, "write PNG frames DIR/frame_NNNNNN.png (DIR is created)")
                   ->type_name("DIR");
-    frame_every_ = app_.add_option("--frame-every", o.frame_every, "frame every N steps (viewer not built yet)")
+    frame_every_ = app_.add_option("--frame-every", o.frame_every, "a frame (and a chart sample) every N steps")
                        ->check(whole_number(1, max_steps));
-    window_ = app_.add_flag("--window", o.window, "show the run in a window (viewer not built yet)");
+    frame_size_ = app_.add_option("--frame-size", frame_size_text_, "frame size in pixels (default: the app's)")
+                      ->type_name("WxH")
+                      ->check(frame_size());
+    app_.add_option("--overlay", o.overlay, "text on frames: full, stable (no steps/s: same bytes every run), none")
+        ->check(CLI::IsMember({"full", "stable", "none"}));
+    window_ = app_.add_flag("--window", o.window, "show the run in a window (SDL2; keys: space n s q)");
+    screenshot_at_ = app_.add_option("--screenshot-at", o.screenshot_at,
+                                     "with --window: save the window's picture after step N (tests)")
+                         ->check(whole_number(0, max_steps));
     checkpoint_ = app_.add_option("--checkpoint", o.checkpoint, "write a checkpoint to FILE after the last step")
                       ->type_name("FILE");
     checkpoint_every_ = app_.add_option("--checkpoint-every", o.checkpoint_every,
@@ -149,8 +202,7 @@ class app_cli {
     } catch (const CLI::ParseError& e) {
       return fail(e.what());
     }
-    if (frames_->count() > 0 || frame_every_->count() > 0 || window_->count() > 0)
-      return fail("--frames, --frame-every and --window need the viewer (viz/), which is not built yet");
+    if (const int rc = check_viewer(); rc >= 0) return rc;
     if (checkpoint_every_->count() > 0 && options_.checkpoint.empty())
       return fail("--checkpoint-every needs --checkpoint FILE");
     if (checkpoint_->count() > 0 && options_.checkpoint.empty()) return fail("--checkpoint needs a file name");
@@ -194,10 +246,33 @@ class app_cli {
   CLI::Option* frames_ = nullptr;
   CLI::Option* frame_every_ = nullptr;
   CLI::Option* window_ = nullptr;
+  CLI::Option* frame_size_ = nullptr;
+  CLI::Option* screenshot_at_ = nullptr;
+  std::string frame_size_text_;
   CLI::Option* checkpoint_ = nullptr;
   CLI::Option* checkpoint_every_ = nullptr;
   std::optional<shoal::checkpoint::reader> resume_;
   std::uint64_t resume_step_ = 0;
+
+  /// The viewer's options that depend on each other, and the frames directory.
+  int check_viewer() {
+    auto& o = options_;
+    if (frames_->count() > 0 && o.frames.empty()) return fail("--frames needs a directory name");
+    if (frame_every_->count() > 0 && o.frames.empty() && !o.window)
+      return fail("--frame-every needs --frames DIR or --window");
+    if (frame_size_->count() > 0 && o.frames.empty() && !o.window)
+      return fail("--frame-size needs --frames DIR or --window");
+    if (screenshot_at_->count() > 0 && !o.window) return fail("--screenshot-at needs --window");
+    if (!frame_size_text_.empty()) {
+      const auto x = frame_size_text_.find('x');
+      std::from_chars(frame_size_text_.data(), frame_size_text_.data() + x, o.frame_width);
+      std::from_chars(frame_size_text_.data() + x + 1, frame_size_text_.data() + frame_size_text_.size(),
+                      o.frame_height);
+    }
+    if (!o.frames.empty())
+      if (const std::string why = prepare_directory(o.frames); !why.empty()) return fail("--frames: " + why);
+    return -1;
+  }
 
   /// Opens --resume before any device work: a file that is missing, damaged, another app's,
   /// from another seed, or already past --steps is a bad command line.

@@ -1,0 +1,210 @@
+#pragma once
+/// @file
+/// The viewer an app runs next to its step loop: PNG frames (--frames DIR --frame-every N)
+/// and/or an SDL2 window (--window), both fed from one device canvas that the app paints where
+/// its data is.
+///
+///   viz::viewer view(cli.options(), {.app = "wator", .width = w, .height = h, .labels = {...}});
+///   auto count = [&](unsigned long long* values) { ... };          // device work, no wait
+///   auto paint = [&](viz::canvas_view c, viz::rect area) { ... };  // device work, no wait
+///   view.after_step(0, count, paint);
+///   for (s = 1; s <= steps; ++s) { step(s); if (!view.after_step(s, count, paint)) break; }
+///   view.finish();
+///
+/// Every --frame-every steps the app counts its values (populations; the chart keeps them on
+/// the device) and, with --frames, paints a frame that is copied once to the host and written by
+/// worker threads. The window is painted at most at the display's refresh rate, whatever the
+/// step rate: when the window is slower, frames are skipped, never steps.
+
+#include <chrono>
+#include <cstdint>
+#include <cstdio>
+#include <memory>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "shoal/arch/memory.hpp"
+#include "shoal/sim/cli.hpp"
+#include "shoal/viz/canvas.hpp"
+#include "shoal/viz/chart.hpp"
+#include "shoal/viz/frame_writer.hpp"
+#include "shoal/viz/layout.hpp"
+#include "shoal/viz/overlay.hpp"
+#include "shoal/viz/png.hpp"
+#include "shoal/viz/window.hpp"
+
+namespace shoal::viz {
+
+/// What an app shows.
+struct scene_spec {
+  std::string app;                    ///< window title and screenshot names
+  std::uint32_t width = 0, height = 0;  ///< the frame
+  std::vector<std::string> labels;    ///< one per value word the app counts ("": not shown)
+  std::uint32_t chart_height = 0;     ///< a line chart panel at the bottom (0: none)
+  std::uint32_t chart_first = 0;      ///< the chart's series are values chart_first, ...
+  std::vector<pixel> chart_colours;   ///< ... one per colour
+};
+
+/// The overlay's text lines for a frame.
+inline std::vector<std::string> overlay_lines(const std::string& mode, const std::vector<std::string>& labels,
+                                              const unsigned long long* values, std::uint64_t step, double rate) {
+  std::vector<std::string> lines;
+  if (mode == "none") return lines;
+  lines.push_back("step " + grouped(step));
+  for (std::size_t k = 0; k < labels.size(); ++k)
+    if (!labels[k].empty()) lines.push_back(labels[k] + " " + grouped(values[k]));
+  if (mode == "full" && rate >= 0) {
+    char text[32];
+    std::snprintf(text, sizeof text, "%.1f", rate);
+    lines.push_back(std::string("steps/s ") + text);
+  }
+  return lines;
+}
+
+class viewer {
+ public:
+  /// True when the options ask for a viewer at all.
+  static bool wanted(const sim::run_options& o) { return !o.frames.empty() || o.window; }
+
+  /// Throws window_error when --window cannot be had (a usage error: the app exits with 2).
+  viewer(const sim::run_options& o, scene_spec spec)
+      : o_(o), spec_(std::move(spec)), canvas_(spec_.width, spec_.height),
+        values_(std::max<std::size_t>(1, spec_.labels.size())), started_(clock::now()) {
+    const std::uint32_t panel = std::min(spec_.chart_height, spec_.height / 2);
+    scene_ = {0, 0, spec_.width, spec_.height - panel};
+    if (panel > 0 && !spec_.chart_colours.empty()) {
+      chart_area_ = {0, spec_.height - panel, spec_.width, panel};
+      // Samples at step 0 (or the resumed step) and every --frame-every steps up to --steps.
+      chart_.emplace(spec_.width, spec_.chart_colours, o.steps / o.frame_every + 1);
+    }
+    if (o.window) {
+      window_ = std::make_unique<window>(spec_.app, spec_.width, spec_.height);
+      frame_ = image(spec_.width, spec_.height);
+      interval_ = std::chrono::duration<double>(1.0 / window_->refresh_rate());
+    }
+    if (!o.frames.empty()) {
+      const unsigned threads = std::max(1u, std::min(4u, std::thread::hardware_concurrency() / 4));
+      writer_ = std::make_unique<frame_writer>(
+          o.frames, "frame", spec_.width, spec_.height, values_.size(),
+          [this](image_view img, const unsigned long long* v, std::uint64_t step, double rate) {
+            draw_overlay(img, overlay_lines(o_.overlay, spec_.labels, v, step, rate));
+          },
+          threads);
+    }
+  }
+
+  /// The part of the canvas the app paints (above the chart).
+  rect scene() const { return scene_; }
+  canvas_view canvas() const { return canvas_.view(); }
+
+  /// Call after each step (and once before the first, for the starting state). Returns false
+  /// when the user closed the window: the app ends the run there.
+  template <class Count, class Paint>
+  bool after_step(std::uint64_t step, Count&& count, Paint&& paint) {
+    if (!first_step_) first_step_ = step;
+    last_step_ = step;
+    const bool sample = step % o_.frame_every == 0;
+    const bool to_file = writer_ != nullptr && sample;
+    bool to_window = false, shot = false;
+    if (window_) {
+      if (!handle(poll_window())) return false;
+      shot = shot_requested_ || (o_.screenshot_at != 0 && step == o_.screenshot_at);
+      to_window = paused_ || shot || clock::now() - last_present_ >= interval_;
+    }
+    if (!sample && !to_window) return true;
+    arch::fill_bytes(values_.data(), 0, values_.bytes());
+    count(values_.data());
+    if (sample && chart_) chart_->offer(samples_++, values_.data() + spec_.chart_first);
+    if (!to_file && !to_window) return true;
+    paint(canvas_.view(), scene_);
+    if (chart_) draw_chart(canvas_.view(), chart_area_, chart_->view());
+    if (to_file) {
+      staging& slot = writer_->acquire();
+      slot.capture(canvas_.view().pixels, values_.data());
+      writer_->submit(slot, step, rate_now());
+    }
+    if (to_window) return show(step, shot);
+    return true;
+  }
+
+  /// Waits for the frame files still being written (throws write_error if one failed).
+  void finish() {
+    if (writer_) writer_->finish();
+  }
+  std::uint64_t frames_written() const { return writer_ ? writer_->written() : 0; }
+
+ private:
+  using clock = std::chrono::steady_clock;
+
+  double rate_now() const {
+    const double s = std::chrono::duration<double>(clock::now() - started_).count();
+    // Before the first step there is no rate yet: the overlay leaves the line out.
+    return s > 0 && last_step_ > *first_step_ ? static_cast<double>(last_step_ - *first_step_) / s : -1.0;
+  }
+
+  window_input poll_window() {
+    // Polling costs microseconds; a few hundred times a second is enough for keys.
+    const auto now = clock::now();
+    if (!paused_ && now - last_poll_ < std::chrono::milliseconds(4)) return {};
+    last_poll_ = now;
+    return window_->poll();
+  }
+
+  /// Applies the user's input; false to quit.
+  bool handle(const window_input& in) {
+    if (in.quit) return false;
+    if (in.toggle_pause) paused_ = !paused_;
+    if (in.step && paused_) single_ = true;
+    if (in.screenshot) shot_requested_ = true;
+    if (in.redraw) window_->redraw();
+    return true;
+  }
+
+  /// Presents the canvas painted for `step` (waits for it: the window is interactive, not fast).
+  bool show(std::uint64_t step, bool shot) {
+    arch::synchronize();
+    arch::copy_to_host(frame_.pixels.data(), canvas_.view().pixels, canvas_.bytes());
+    std::vector<unsigned long long> v(values_.size());
+    arch::copy_to_host(v.data(), values_.data(), values_.bytes());
+    draw_overlay(frame_.view(), overlay_lines(o_.overlay, spec_.labels, v.data(), step, rate_now()));
+    image back;
+    window_->present(frame_.view(), shot ? &back : nullptr);
+    last_present_ = clock::now();
+    if (shot) {
+      shot_requested_ = false;
+      const std::string path = frame_path(o_.frames.empty() ? "." : o_.frames, spec_.app + "_screenshot", step);
+      write_png(path, back.view());
+      if (!o_.quiet) std::fprintf(stderr, "%s: screenshot %s\n", spec_.app.c_str(), path.c_str());
+    }
+    const bool was_paused = paused_;
+    window_->set_title(spec_.app + "  step " + std::to_string(step) + (paused_ ? "  (paused: space, n, s, q)" : ""));
+    // Paused: wait here for keys, the loop resumes for one step on n.
+    while (paused_ && !single_) {
+      if (!handle(window_->wait(50))) return false;
+      if (shot_requested_) return show(step, true);
+    }
+    single_ = false;
+    if (was_paused && !paused_) window_->set_title(spec_.app + "  step " + std::to_string(step));
+    return true;
+  }
+
+  const sim::run_options& o_;
+  scene_spec spec_;
+  shoal::viz::canvas canvas_;
+  arch::device_buffer<unsigned long long> values_;
+  rect scene_{}, chart_area_{};
+  std::optional<chart> chart_;
+  std::uint64_t samples_ = 0;
+  std::unique_ptr<frame_writer> writer_;
+  std::unique_ptr<window> window_;
+  image frame_;
+  clock::time_point started_, last_present_{}, last_poll_{};
+  std::chrono::duration<double> interval_{1.0 / 60};
+  std::optional<std::uint64_t> first_step_;
+  std::uint64_t last_step_ = 0;
+  bool paused_ = false, single_ = false, shot_requested_ = false;
+};
+
+}  // namespace shoal::viz
