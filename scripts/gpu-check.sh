@@ -9,7 +9,8 @@
 #                on a GPU machine it means the GPU was not usable)
 #   3. memcheck  compute-sanitizer --tool memcheck on build/cuda-release/tests/shoal_gpu_tests
 #   4. racecheck compute-sanitizer --tool racecheck on the same binary
-#   5. bench     the demo app once, then every benchmark binary under build/cuda-release/bench/
+#   5. bench     the apps at their defaults (--timing) and the bitmap demo once, then every
+#                benchmark binary under build/cuda-release/bench/
 #                with --benchmark_out=$OUT/<name>.json
 #
 # Every step runs even when an earlier one failed; the script exits 1 at the end if any failed.
@@ -188,6 +189,12 @@ shoal_section "benchmarks"
 log="$OUT/bench.log"
 bench_failed=0
 bench_ran=0
+# The apps at their default sizes (the timing goals), with the time per phase.
+for app in wator traffic nbody; do
+  [[ -x "$BUILD/bin/$app" ]] || continue
+  run_logged "$log" "$(limit_for 60)" "$BUILD/bin/$app" --quiet --timing ||
+    { bench_failed=1; echo "!!! $app failed" | tee -a "$log"; }
+done
 demo="$BUILD/bin/bitmap_demo"
 if [[ -x "$demo" ]]; then
   run_logged "$log" "$(limit_for 60)" "$demo" || { bench_failed=1; echo "!!! bitmap_demo failed" | tee -a "$log"; }
