@@ -1,0 +1,177 @@
+// Property test of every app's command line, run in-process through the apps' own parsers
+// (apps/*/<app>_cli.hpp): thousands of generated argument lists (the app's flags and the shared
+// ones, unknown flags, values that are negative, huge, not numbers, empty, unicode, invalid
+// UTF-8, checkpoint files that are valid, foreign, damaged or missing). Every list must end in
+// "run" (-1), --help (0) or a usage error (2) with exactly one line "<app>: error: ..." on
+// stderr; nothing may throw or crash (the test also runs under ASan/UBSan and TSan).
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "nbody/nbody_cli.hpp"
+#include "test_support.hpp"
+#include "traffic/traffic_cli.hpp"
+#include "wator/wator_cli.hpp"
+
+namespace shoal::test {
+namespace {
+
+namespace fs = std::filesystem;
+
+/// One app's parser: makes a fresh app_cli and parses argv with the app's own function.
+struct app_parser {
+  std::string name;
+  std::vector<std::string> flags;  ///< the app's own flags
+  std::function<int(int, const char* const*)> parse;
+};
+
+std::vector<app_parser> apps() {
+  return {
+      {"wator", {"--width", "--height"},
+       [](int argc, const char* const* argv) {
+         sim::app_cli cli("wator", wator::app_description, wator::app_defaults);
+         wator::grid_size g;
+         return wator::parse_command_line(cli, g, argc, argv);
+       }},
+      {"traffic",
+       {"--intersections", "--cell-length", "--producer-ratio", "--target-ratio", "--car-probability",
+        "--slow-probability", "--light-period", "--max-speed"},
+       [](int argc, const char* const* argv) {
+         sim::app_cli cli("traffic", traffic::app_description, traffic::app_defaults);
+         traffic::options o;
+         return traffic::parse_command_line(cli, o, argc, argv);
+       }},
+      {"nbody", {"--bodies", "--dt", "--softening", "--gravity", "--max-mass", "--max-speed"},
+       [](int argc, const char* const* argv) {
+         sim::app_cli cli("nbody", nbody::app_description, nbody::app_defaults);
+         nbody::model_flags m;
+         return nbody::parse_command_line(cli, m, argc, argv);
+       }},
+  };
+}
+
+const std::vector<std::string> shared_flags = {"--steps", "--seed", "--heap-mb", "--csv", "--csv-every",
+                                               "--frames", "--frame-every", "--window", "--quiet", "--timing",
+                                               "--checkpoint", "--checkpoint-every", "--resume", "--help", "-h"};
+const std::vector<std::string> odd_flags = {"--bogus", "-x", "--", "-", "---steps", "--STEPS", "--steps=",
+                                            "positional", "--width=--height", "--help-all"};
+
+/// Values that have broken parsers before: signs, overflow, exponents, hex, whitespace, empty,
+/// unicode and invalid UTF-8, and very long strings.
+std::vector<std::string> odd_values() {
+  return {"0", "1", "2", "3", "7", "40", "100", "1000", "65536", "65537", "1048576", "16777216", "-1", "-5", "-0",
+          "+5", "18446744073709551615", "18446744073709551616", "99999999999999999999999999", "9223372036854775808",
+          "4294967296", "1e3", "1e-3", "1e400", "-1e400", "0x10", "010", "0.5", "0.02", "1.0", "1.5", "-0.1", ".5",
+          "5.", "nan", "NaN", "inf", "-inf", "", " ", " 5", "5 ", "5\t", "abc", "12abc", "1,5", "1_000",
+          "\xc3\xbc\xc3\xb1\xc3\xaf\xc3\xa7\xc3\xb8\xd0\xb4\xc3\xa9", "\xe6\x97\xa5\xe6\x9c\xac", "\xff\xfe\xfd",
+          "\xf0\x9f\x90\x9f", std::string(1000, '9'), std::string(300, 'a'), "true", "false", "yes"};
+}
+
+struct fixture_files {
+  fs::path dir;
+  std::vector<std::string> resume_files;  ///< this app's valid, foreign, damaged and missing
+};
+
+/// Small valid checkpoints of each app's run section (no heap: parse only reads those), one
+/// damaged, one missing path.
+fixture_files make_files(const std::vector<app_parser>& list) {
+  fixture_files f;
+  f.dir = fs::temp_directory_path() / ("shoal_cli_fuzz_" + std::to_string(::getpid()));
+  fs::create_directories(f.dir);
+  for (const auto& a : list) {
+    const std::string path = (f.dir / (a.name + ".ckpt")).string();
+    sim::write_checkpoint(path, a.name, 10, 1, [&](checkpoint::writer& w) {
+      if (a.name == "wator") w.value("wator.grid", wator::grid_size{40, 30});
+      if (a.name == "traffic") w.value("traffic.model", traffic::saved_model{60, 5, 10, 0.005, 0.02, 0.003, 0.02, 0.2});
+      if (a.name == "nbody") w.value("nbody.model", nbody::model_flags{300, {}, 0});
+    });
+    f.resume_files.push_back(path);
+  }
+  const std::string damaged = (f.dir / "damaged.ckpt").string();
+  fs::copy_file(f.resume_files[0], damaged);
+  fs::resize_file(damaged, fs::file_size(damaged) - 5);
+  f.resume_files.push_back(damaged);
+  f.resume_files.push_back((f.dir / "missing.ckpt").string());
+  f.resume_files.push_back(f.dir.string());  // a directory
+  return f;
+}
+
+/// A random argument list for `app`.
+std::vector<std::string> generate(std::mt19937_64& rng, const app_parser& app, const fixture_files& files) {
+  static const std::vector<std::string> values = odd_values();
+  auto pick = [&](const auto& v) -> const std::string& { return v[rng() % v.size()]; };
+  std::vector<std::string> args;
+  const int n = static_cast<int>(rng() % 7);
+  for (int i = 0; i < n; ++i) {
+    const int kind = static_cast<int>(rng() % 10);
+    const std::string flag = kind < 4 ? pick(app.flags) : kind < 8 ? pick(shared_flags) : pick(odd_flags);
+    std::string value;
+    if (flag == "--resume") value = pick(files.resume_files);
+    else if (flag == "--csv" || flag == "--checkpoint" || flag == "--frames") value = (files.dir / "out").string();
+    if (rng() % 3 == 0 || value.empty()) value = pick(values);
+    switch (rng() % 4) {
+      case 0: args.push_back(flag); break;  // no value (a flag, or a missing value)
+      case 1: args.push_back(flag + "=" + value); break;
+      default: args.push_back(flag); args.push_back(value); break;
+    }
+  }
+  return args;
+}
+
+TEST(CliFuzz, EveryAppsParserEndsInRunHelpOrOneErrorLine) {
+  const auto list = apps();
+  const fixture_files files = make_files(list);
+  std::mt19937_64 rng(20261122);
+  constexpr int per_app = 1500;
+  std::uint64_t runs = 0, helps = 0, errors = 0;
+  for (const auto& app : list) {
+    for (int i = 0; i < per_app; ++i) {
+      const std::vector<std::string> args = generate(rng, app, files);
+      std::vector<const char*> argv{app.name.c_str()};
+      for (const auto& a : args) argv.push_back(a.c_str());
+      std::string shown;
+      for (const auto& a : args) shown += "'" + a + "' ";
+      testing::internal::CaptureStdout();
+      testing::internal::CaptureStderr();
+      int rc = -3;
+      try {
+        rc = app.parse(static_cast<int>(argv.size()), argv.data());
+      } catch (const std::exception& e) {
+        rc = -4;
+        shown += std::string("threw: ") + e.what();
+      }
+      const std::string out = testing::internal::GetCapturedStdout();
+      const std::string err = testing::internal::GetCapturedStderr();
+      ASSERT_TRUE(rc == -1 || rc == 0 || rc == 2) << app.name << " " << shown << " -> " << rc;
+      if (rc == 2) {
+        ++errors;
+        ASSERT_EQ(err.rfind(app.name + ": error: ", 0), 0u) << shown << err;
+        ASSERT_EQ(err.find('\n'), err.size() - 1) << "one line: " << shown << err;
+        ASSERT_EQ(out, "") << shown;
+      } else {
+        ASSERT_EQ(err, "") << shown;
+        if (rc == 0) {
+          ++helps;
+          ASSERT_NE(out.find("--steps"), std::string::npos) << shown;
+        } else {
+          ++runs;
+        }
+      }
+    }
+  }
+  // The generator must reach all three outcomes, or it tests less than it claims.
+  EXPECT_GT(runs, 50u);
+  EXPECT_GT(helps, 10u);
+  EXPECT_GT(errors, 1000u);
+  RecordProperty("argument_lists", static_cast<int>(runs + helps + errors));
+  std::printf("cli fuzz: %llu argument lists: %llu run, %llu help, %llu usage errors\n",
+              static_cast<unsigned long long>(runs + helps + errors), static_cast<unsigned long long>(runs),
+              static_cast<unsigned long long>(helps), static_cast<unsigned long long>(errors));
+  fs::remove_all(files.dir);
+}
+
+}  // namespace
+}  // namespace shoal::test
