@@ -15,6 +15,7 @@
 
 #include "nbody_cli.hpp"
 #include "nbody_model.hpp"
+#include "nbody_view.hpp"
 #include "shoal/sim/sim.hpp"
 
 namespace {
@@ -65,10 +66,32 @@ int run(int argc, char** argv) {
   }
   if (csv && first == 1) write_row(0);
 
+  // The viewer (--frames, --window): counts and paints on the device, next to the bodies.
+  std::optional<shoal::viz::viewer> view;
+  std::optional<nbody::view::painter> painter;
+  if (shoal::viz::viewer::wanted(o)) {
+    try {
+      view.emplace(o, nbody::view::scene(o));
+    } catch (const shoal::viz::window_error& e) {
+      return cli.fail(e.what());
+    }
+    painter.emplace(view->scene(), p.max_mass);
+  }
+  sim::census<nbody::Space> census(rt);
+  auto count = [&](unsigned long long* values) { census.count_into(values); };
+  auto paint = [&](shoal::viz::canvas_view c, shoal::viz::rect) { painter->paint(rt, c); };
+  if (view) view->after_step(first - 1, count, paint);
+
   sim::progress bar(o.steps, !o.quiet);
   const auto start = std::chrono::steady_clock::now();
+  std::uint64_t last = o.steps;
   for (std::uint64_t s = first; s <= o.steps; ++s) {
     nbody::step(rt, p, timer);
+    if (view && !view->after_step(s, count, paint)) {  // the window was closed: the run ends here
+      last = s;
+      bar.update(s);
+      break;
+    }
     if (csv && sim::csv_writer::due(s, o.csv_every, o.steps)) write_row(s);
     if (sim::checkpoint_due(o, s))
       sim::write_checkpoint(o.checkpoint, "nbody", s, o.seed, [&](shoal::checkpoint::writer& w) {
@@ -78,13 +101,14 @@ int run(int argc, char** argv) {
     bar.update(s);
   }
   rt.synchronize();
+  if (view) view->finish();
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   bar.finish();
   if (csv) csv->close();
 
   const nbody::totals t = nbody::measure(rt, scratch);
   sim::summary sum;
-  sum.steps = o.steps - first + 1;  // run by this invocation
+  sum.steps = last - first + 1;  // run by this invocation
   sum.seconds = seconds;
   sum.populations = {{"bodies", t.bodies}};
   // The kinetic energy in 1e-12 units: equal on one backend run to run, close across backends.

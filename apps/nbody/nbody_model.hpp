@@ -59,6 +59,13 @@ class Body : public shoal::object<Space, Body> {
     x = nx, y = ny, vx = nvx, vy = nvy;
   }
 
+  /// Shows the body to `f` as f(x, y, mass): what the viewer splats (nbody_view.hpp), without
+  /// the model knowing about pictures.
+  template <class F>
+  SHOAL_HD void show(F f) {
+    f(x.get(), y.get(), mass.get());
+  }
+
   /// Adds this body's kinetic energy and momentum to the sums, in fixed point (1e-12 units), so
   /// the totals do not depend on the order of the additions.
   SHOAL_HD void report(shoal::sim::sums::ref totals) {

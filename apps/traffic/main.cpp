@@ -23,6 +23,7 @@
 #include "network.hpp"
 #include "traffic_cli.hpp"
 #include "traffic_model.hpp"
+#include "traffic_view.hpp"
 
 namespace {
 
@@ -99,11 +100,27 @@ int run(int argc, char** argv) {
   } else if (csv) {
     csv->row(0, csv_row(model.census()));
   }
+  const std::uint64_t first = cli.resume_step() + 1;
+  // The viewer (--frames, --window): counts and paints on the device, next to the network.
+  std::optional<shoal::viz::viewer> view;
+  std::optional<traffic::view::painter> painter;
+  if (shoal::viz::viewer::wanted(run)) {
+    try {
+      view.emplace(run, traffic::view::scene(run));
+    } catch (const shoal::viz::window_error& e) {
+      return cli.fail(e.what());
+    }
+    painter.emplace(net, view->scene(), o.model.max_speed);
+  }
+  auto count = [&](unsigned long long* values) { traffic::view::painter::count(model, values); };
+  auto paint = [&](shoal::viz::canvas_view c, shoal::viz::rect) { painter->paint(model, c); };
+  if (view) view->after_step(first - 1, count, paint);
+
   sim::phase_timer timer(run.timing);
   sim::progress bar(run.steps, !run.quiet);
   rt.synchronize();
   const auto began = std::chrono::steady_clock::now();
-  const std::uint64_t first = cli.resume_step() + 1;
+  std::uint64_t last_step = run.steps;
   for (std::uint64_t step = first; step <= run.steps; ++step) {
     {
       auto phase = timer.phase("produce");
@@ -118,6 +135,11 @@ int run(int argc, char** argv) {
       model.move();
     }
     model.finish_step();
+    if (view && !view->after_step(step, count, paint)) {  // the window was closed: the run ends here
+      last_step = step;
+      bar.update(step);
+      break;
+    }
     if (csv && sim::csv_writer::due(step, run.csv_every, run.steps)) {
       auto phase = timer.phase("csv");
       csv->row(step, csv_row(model.census()));
@@ -132,13 +154,14 @@ int run(int argc, char** argv) {
     bar.update(step);
   }
   rt.synchronize();
+  if (view) view->finish();
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count();
   bar.finish();
   if (csv) csv->close();
 
   const traffic::census_result last = model.census();
   sim::summary sum;
-  sum.steps = run.steps - first + 1;  // run by this invocation
+  sum.steps = last_step - first + 1;  // run by this invocation
   sum.seconds = seconds;
   sum.populations = {{"cars", last.cars}, {"created", last.created}, {"removed", last.removed},
                      {"stopped", last.stopped}, {"speed_sum", last.speed_sum}};

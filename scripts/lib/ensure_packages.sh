@@ -5,7 +5,12 @@
 #   shoal_ensure_packages            # the default set below
 #   shoal_ensure_packages pkg...     # exactly these
 
-SHOAL_PACKAGES=(cmake ninja-build g++ libgtest-dev libbenchmark-dev libcli11-dev librandom123-dev python3)
+# libsdl2-dev: the viewer's window (optional at build time); libstb-dev: PNG frames (vendored too);
+# xvfb, xauth: the window's test runs under a virtual X server (xvfb-run). The build works without
+# these, so a machine that cannot install them (offline) only gets a warning.
+SHOAL_OPTIONAL_PACKAGES=(libsdl2-dev libstb-dev xvfb xauth)
+SHOAL_PACKAGES=(cmake ninja-build g++ libgtest-dev libbenchmark-dev libcli11-dev librandom123-dev python3
+                "${SHOAL_OPTIONAL_PACKAGES[@]}")
 SHOAL_MIN_CMAKE=3.25
 
 # True when dpkg knows the package as installed ("install ok installed").
@@ -28,22 +33,40 @@ shoal_ensure_packages() {
       echo "packages: all present (${wanted[*]})"
     else
       echo "packages: installing ${missing[*]}"
+      local required=() optional=()
+      for p in "${missing[@]}"; do
+        if [[ " ${SHOAL_OPTIONAL_PACKAGES[*]} " == *" $p "* ]]; then optional+=("$p"); else required+=("$p"); fi
+      done
       local sudo=()
       if ((EUID != 0)); then
         if command -v sudo >/dev/null 2>&1; then
           sudo=(sudo)
-        else
+        elif ((${#required[@]})); then
           echo "error: missing packages (${missing[*]}) and not root; run: apt-get install ${missing[*]}" >&2
+          return 1
+        else
+          echo "packages: warning: not root; the viewer builds without ${optional[*]}" >&2
+          optional=()
+        fi
+      fi
+      # One `apt-get update` per run, and only because something is missing (offline, it may fail:
+      # fatal only when a required package is missing).
+      if [[ -z "${SHOAL_APT_UPDATED:-}" ]] && ((${#required[@]} + ${#optional[@]})); then
+        if "${sudo[@]}" apt-get update -q; then
+          export SHOAL_APT_UPDATED=1
+        elif ((${#required[@]})); then
           return 1
         fi
       fi
-      # One `apt-get update` per run, and only because something is missing.
-      if [[ -z "${SHOAL_APT_UPDATED:-}" ]]; then
-        "${sudo[@]}" apt-get update -q
-        export SHOAL_APT_UPDATED=1
+      if ((${#required[@]})); then
+        "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive \
+          apt-get install -y -q --no-install-recommends "${required[@]}"
       fi
-      "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive \
-        apt-get install -y -q --no-install-recommends "${missing[@]}"
+      if ((${#optional[@]})) && ! "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive \
+          apt-get install -y -q --no-install-recommends "${optional[@]}"; then
+        echo "packages: warning: could not install ${optional[*]}; the viewer builds without them" \
+             "(no --window, vendored stb, the Xvfb test skipped)" >&2
+      fi
     fi
   fi
 

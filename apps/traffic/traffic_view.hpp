@@ -1,0 +1,130 @@
+#pragma once
+/// @file
+/// What the traffic benchmark looks like in the viewer: the streets of the unit square drawn
+/// cell by cell, each cell where it lies on its street, coloured by what is on it: nothing (grey),
+/// a car (red when standing, through yellow, to green at top speed); intersections in white.
+/// Many cells can fall on one pixel: each cell raises the pixel's level with an atomic max, so
+/// the picture does not depend on thread order and a standing car shows over a moving one,
+/// a car over an empty street. Where each cell lies is worked out once on the host.
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <vector>
+
+#include "network.hpp"
+#include "shoal/viz/viewer.hpp"
+#include "traffic_model.hpp"
+
+namespace traffic::view {
+
+namespace viz = shoal::viz;
+
+/// Pixel levels: what a pixel shows, larger wins.
+inline constexpr std::uint32_t level_street = 1, level_intersection = 2, level_car = 3;  // car: 3 + (15 - speed)
+
+/// The frame: --frame-size, else 768 x 768 (the square).
+inline viz::scene_spec scene(const shoal::sim::run_options& o) {
+  viz::scene_spec s;
+  s.app = "traffic";
+  s.width = o.frame_width != 0 ? o.frame_width : 768;
+  s.height = o.frame_width != 0 ? o.frame_height : 768;
+  s.labels = {"cars", "", "standing"};  // Car::count's sums: cars, speed sum, standing, checksum
+  s.labels.resize(tally_count);
+  return s;
+}
+
+namespace detail {
+/// Raises `word` to v if v is larger.
+SHOAL_HD inline void raise_to(std::uint32_t& word, std::uint32_t v) {
+  std::uint32_t seen = shoal::arch::load_relaxed(word);
+  while (v > seen && !shoal::arch::compare_exchange(word, seen, v)) {
+  }
+}
+
+/// Colour of a car at `speed` of at most `top`: red, yellow, green.
+SHOAL_HD inline viz::pixel car_colour(std::uint32_t speed, std::uint32_t top) {
+  const std::uint32_t t = top == 0 ? 0 : (speed >= top ? 510 : speed * 510 / top);
+  return t <= 255 ? viz::rgba(240, 40 + t * 200 / 255, 40) : viz::rgba(240 - (t - 255) * 200 / 255, 240, 40);
+}
+}  // namespace detail
+
+/// Most (pixel, cell) marks: a cell longer than a pixel gets a mark per pixel it spans, so
+/// streets are unbroken lines, as long as the marks stay this few; a network this dense fills
+/// the frame with one mark per cell anyway.
+inline constexpr std::uint64_t max_marks = std::uint64_t{1} << 22;
+
+/// Paints the network of a simulation into a frame area fixed at construction.
+class painter {
+ public:
+  painter(const network& net, viz::rect area, std::uint32_t max_speed)
+      : area_(area), top_(max_speed - 1), crossing_pixel_(net.intersections()), level_(area.area()) {
+    auto pixel_at = [&](double x, double y) {
+      const auto px = static_cast<std::uint32_t>(std::clamp(x * area.width, 0.0, area.width - 1.0));
+      const auto py = static_cast<std::uint32_t>(std::clamp((1.0 - y) * area.height, 0.0, area.height - 1.0));
+      return py * area.width + px;  // y grows upwards in the square, downwards in the image
+    };
+    const std::uint64_t per_cell_cap = std::max<std::uint64_t>(1, max_marks / std::max<std::uint64_t>(1, net.cells()));
+    std::vector<std::uint32_t> pixels, cells, crossings(net.intersections());
+    for (const street& s : net.streets) {
+      const double x0 = net.x[s.from], y0 = net.y[s.from], x1 = net.x[s.to], y1 = net.y[s.to];
+      const double length_px = std::hypot((x1 - x0) * area.width, (y1 - y0) * area.height);
+      const auto marks = static_cast<std::uint32_t>(
+          std::clamp<double>(std::ceil(length_px / s.cells), 1.0, static_cast<double>(per_cell_cap)));
+      for (std::uint32_t k = 0; k < s.cells; ++k)
+        for (std::uint32_t m = 0; m < marks; ++m) {
+          const double t = (k + (m + 0.5) / marks) / s.cells;
+          pixels.push_back(pixel_at(x0 + (x1 - x0) * t, y0 + (y1 - y0) * t));
+          cells.push_back(s.first + k);
+        }
+    }
+    for (std::uint32_t i = 0; i < net.intersections(); ++i) crossings[i] = pixel_at(net.x[i], net.y[i]);
+    mark_pixel_ = shoal::arch::device_buffer<std::uint32_t>(pixels.size());
+    mark_cell_ = shoal::arch::device_buffer<std::uint32_t>(cells.size());
+    mark_pixel_.upload(pixels);
+    mark_cell_.upload(cells);
+    crossing_pixel_.upload(crossings);
+  }
+
+  /// Enqueues the painting of the current state into the canvas. No wait.
+  void paint(simulation& sim, viz::canvas_view c) {
+    std::uint32_t* level = level_.data();
+    const std::uint32_t* mark_pixel = mark_pixel_.data();
+    const std::uint32_t* mark_cell = mark_cell_.data();
+    const std::uint32_t* crossing_pixel = crossing_pixel_.data();
+    const network_view net = sim.view();
+    const viz::rect area = area_;
+    const std::uint32_t top = top_;
+    level_.zero();
+    shoal::runtime<TrafficHeap>& rt = sim.runtime();
+    rt.launch_async(mark_pixel_.size(), [=] SHOAL_DEVICE(std::size_t i) {
+      Car* car = net.occupant[mark_cell[i]];
+      const std::uint32_t speed = car == nullptr ? 0 : static_cast<std::uint32_t>(car->velocity);
+      detail::raise_to(level[mark_pixel[i]], car == nullptr ? level_street : level_car + (15 - speed));
+    });
+    rt.launch_async(crossing_pixel_.size(), [=] SHOAL_DEVICE(std::size_t i) {
+      detail::raise_to(level[crossing_pixel[i]], level_intersection);
+    });
+    rt.launch_async(area.area(), [=] SHOAL_DEVICE(std::size_t i) {
+      const std::uint32_t l = level[i];
+      viz::pixel p = viz::rgba(14, 16, 20);
+      if (l == level_street) p = viz::rgba(84, 90, 104);
+      else if (l == level_intersection) p = viz::rgba(220, 220, 220);
+      else if (l >= level_car) p = detail::car_colour(15 - (l - level_car), top);
+      c.set(area.x + static_cast<std::uint32_t>(i % area.width), area.y + static_cast<std::uint32_t>(i / area.width), p);
+    });
+  }
+
+  /// Enqueues the count of cars into `values` (Car::count's sums). No wait.
+  static void count(simulation& sim, unsigned long long* values) {
+    sim.runtime().parallel_do<&Car::count>(shoal::sim::sums::ref{values});
+  }
+
+ private:
+  viz::rect area_;
+  std::uint32_t top_;
+  shoal::arch::device_buffer<std::uint32_t> mark_pixel_, mark_cell_;  // (pixel, cell) along every street
+  shoal::arch::device_buffer<std::uint32_t> crossing_pixel_, level_;
+};
+
+}  // namespace traffic::view
