@@ -75,18 +75,6 @@ fs::path temp_dir() {
   return d;
 }
 
-std::vector<std::byte> read_all(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::vector<char> c((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  std::vector<std::byte> b(c.size());
-  std::memcpy(b.data(), c.data(), c.size());
-  return b;
-}
-void write_all(const fs::path& p, const std::vector<std::byte>& b) {
-  std::ofstream out(p, std::ios::binary | std::ios::trunc);
-  out.write(reinterpret_cast<const char*>(b.data()), static_cast<std::streamsize>(b.size()));
-}
-
 TEST(CheckpointFile, SectionsRoundTrip) {
   checkpoint::writer w;
   w.value("step", std::uint64_t{12345});

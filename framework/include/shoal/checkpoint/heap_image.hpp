@@ -31,7 +31,7 @@
 #include <vector>
 
 #include "shoal/arch/memory.hpp"
-#include "shoal/bitmap/bitmap_ops.hpp"
+#include "shoal/bitmap/bitmap_ref.hpp"
 #include "shoal/checkpoint/bytes.hpp"
 #include "shoal/checkpoint/error.hpp"
 #include "shoal/checkpoint/file.hpp"
@@ -111,6 +111,21 @@ void for_each_live_pointer(const std::array<std::vector<pointer_field>, sd::max_
           p = map(p, f.targets, h.type);
           std::memcpy(at, &p, 8);
         }
+    }
+  }
+}
+
+/// Sets the nested levels of a bitmap (host copy, leaves filled): a bit is set when its word
+/// one level below is non-zero, as on the device after every operation has finished.
+inline void fill_levels(std::uint64_t* all, const bitmap_layout& layout) {
+  for (int level = 1; level < layout.levels; ++level) {
+    const std::uint64_t* below = all + layout.offset[level - 1];
+    std::uint64_t* here = all + layout.offset[level];
+    for (std::uint64_t w = 0; w < layout.words[level]; ++w) {
+      std::uint64_t bits = 0;
+      for (std::uint64_t b = 0; b < 64 && w * 64 + b < layout.words[level - 1]; ++b)
+        if (below[w * 64 + b] != 0) bits |= std::uint64_t{1} << b;
+      here[w] = bits;
     }
   }
 }
@@ -293,14 +308,12 @@ void restore_heap(const sd::heap_view& v, const heap_image& img, const std::stri
     for (int s = 0; s < sd::available_shards; ++s)
       counters->available[t][s][0] = free_slots[t] / sd::available_shards + (s < free_slots[t] % sd::available_shards);
 
+  for (std::uint64_t m = 0; m < 1 + 2 * Heap::num_types; ++m) fill_levels(maps.data() + m * words, v.layout);
+
+  // Only copies from here on, no launches: a load costs no more than its bytes.
   copy_blocks(v, img.index, data.data(), false);
   arch::copy_to_device(v.headers, headers.data(), headers.size() * sizeof(sd::block_header));
   arch::copy_to_device(v.bitmap_words, maps.data(), maps.size() * sizeof(std::uint64_t));
-  sd::rebuild_levels(v.free_blocks());
-  for (std::uint32_t t = 0; t < Heap::num_types; ++t) {
-    sd::rebuild_levels(v.allocated(t));
-    sd::rebuild_levels(v.active(t));
-  }
   arch::fill_bytes(v.errors, 0, sizeof(sd::heap_errors));
   arch::copy_to_device(v.counters, counters.get(), sizeof(sd::heap_counters));
   arch::synchronize();
