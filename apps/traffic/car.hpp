@@ -72,6 +72,47 @@ SHOAL_HD inline std::uint64_t car_hash(std::uint64_t id, std::uint32_t position,
   return z ^ (z >> 31);
 }
 
+/// What a car plans for this step: its new velocity and the cell it will move to.
+struct planned {
+  std::uint32_t velocity, destination;
+};
+
+/// The rules of Car::plan as a function of a car's state (see the file comment), so that the
+/// static baselines of bench/baselines/ plan with this very code. `occupied(c)` says whether a
+/// car stands on cell c at the start of the step (a.net.occupant is not read here).
+template <class Occupied>
+SHOAL_HD planned plan_path(const plan_args& a, Occupied occupied, std::uint64_t id, std::uint32_t start,
+                           std::uint32_t velocity, std::uint32_t max_velocity) {
+  shoal::sim::random r(a.seed, id, a.step, stream::car);
+  std::uint32_t info = a.net.cell_info[start];
+  std::uint32_t v = std::min<std::uint32_t>(velocity + 1 + r.below(2), max_velocity);
+  v = std::min(v, cell::limit_at(info, a.step, a.light_period));  // a car on a red light waits
+  std::uint32_t at = start, before = start, moved = 0;
+  for (std::uint32_t d = 1; d <= v; ++d) {
+    const std::uint32_t next =
+        cell::is_end(info)
+            ? a.net.out_first[cell::max_degree * cell::intersection(info) + r.below(cell::num_out(info))]
+            : at + 1;
+    if (occupied(next)) break;
+    const std::uint32_t next_info = a.net.cell_info[next];
+    const std::uint32_t limit = cell::limit_at(next_info, a.step, a.light_period);
+    if (limit < v) {
+      if (limit < d) break;  // cannot enter it even at its limit: stop before it
+      v = limit;             // slow down to the limit and go on
+    }
+    before = at;
+    at = next;
+    info = next_info;
+    moved = d;
+    if (cell::is_target(info)) break;  // the car leaves here
+  }
+  if (moved > 0 && r.chance(a.slow)) {
+    moved -= 1;
+    at = before;
+  }
+  return {moved, at};
+}
+
 class Car : public shoal::object<TrafficHeap, Car> {
  public:
   SHOAL_FIELDS(Car, (std::uint64_t, id), (std::uint32_t, position), (std::uint32_t, destination),
@@ -88,36 +129,11 @@ class Car : public shoal::object<TrafficHeap, Car> {
 
   /// Step 2: choose the cell to move to (see the file comment).
   SHOAL_HD void plan(plan_args a) {
-    shoal::sim::random r(a.seed, id, a.step, stream::car);
-    const std::uint32_t start = position;
-    std::uint32_t info = a.net.cell_info[start];
-    std::uint32_t v = std::min<std::uint32_t>(velocity + 1 + r.below(2), max_velocity);
-    v = std::min(v, cell::limit_at(info, a.step, a.light_period));  // a car on a red light waits
-    std::uint32_t at = start, before = start, moved = 0;
-    for (std::uint32_t d = 1; d <= v; ++d) {
-      const std::uint32_t next =
-          cell::is_end(info)
-              ? a.net.out_first[cell::max_degree * cell::intersection(info) + r.below(cell::num_out(info))]
-              : at + 1;
-      if (a.net.occupant[next] != nullptr) break;
-      const std::uint32_t next_info = a.net.cell_info[next];
-      const std::uint32_t limit = cell::limit_at(next_info, a.step, a.light_period);
-      if (limit < v) {
-        if (limit < d) break;  // cannot enter it even at its limit: stop before it
-        v = limit;             // slow down to the limit and go on
-      }
-      before = at;
-      at = next;
-      info = next_info;
-      moved = d;
-      if (cell::is_target(info)) break;  // the car leaves here
-    }
-    if (moved > 0 && r.chance(a.slow)) {
-      moved -= 1;
-      at = before;
-    }
-    velocity = moved;
-    destination = at;
+    Car** occupant = a.net.occupant;
+    const planned p = plan_path(a, [occupant](std::uint32_t c) { return occupant[c] != nullptr; }, id, position,
+                                velocity, max_velocity);
+    velocity = p.velocity;
+    destination = p.destination;
   }
 
   /// Step 3: go to the planned cell; leave the simulation at a target.

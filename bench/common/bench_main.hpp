@@ -6,6 +6,7 @@
 
 #include <benchmark/benchmark.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdio>
 #include <cstring>
@@ -30,13 +31,17 @@ inline void fail(benchmark::State& state, const std::string& why) {
 }
 
 /// Registers a manually timed benchmark calling f(state, args...), reporting the median and
-/// spread of `repetitions` runs in microseconds.
+/// spread of `repetitions` runs in microseconds: Google Benchmark's mean, median, stddev and cv
+/// aggregates plus "min" and "max" (the tables show median with min/max; the per-repetition rows
+/// are left out of the output).
 template <class F, class... Args>
 void add_benchmark(const std::string& name, int repetitions, F f, Args... args) {
   benchmark::RegisterBenchmark(name.c_str(), [=](benchmark::State& s) { f(s, args...); })
       ->UseManualTime()
       ->Unit(benchmark::kMicrosecond)
       ->Repetitions(repetitions)
+      ->ComputeStatistics("min", [](const std::vector<double>& v) { return *std::min_element(v.begin(), v.end()); })
+      ->ComputeStatistics("max", [](const std::vector<double>& v) { return *std::max_element(v.begin(), v.end()); })
       ->ReportAggregatesOnly(true);
 }
 
@@ -68,9 +73,12 @@ int run_benchmarks(int argc, char** argv, const default_flags& defaults, Registe
   if (benchmark::ReportUnrecognizedArguments(n, args.data())) return 1;
   add_run_context();
   register_all();
-  benchmark::RunSpecifiedBenchmarks();
+  // A filter that matches nothing (a renamed benchmark, a stale smoke filter) is a failure too,
+  // or a smoke test would pass without running anything.
+  const std::size_t ran = benchmark::RunSpecifiedBenchmarks();
   benchmark::Shutdown();
-  return detail::failures.load() == 0 ? 0 : 1;
+  if (ran == 0) std::fprintf(stderr, "no benchmark matched the filter\n");
+  return detail::failures.load() == 0 && ran > 0 ? 0 : 1;
 }
 
 }  // namespace shoal::bench

@@ -8,7 +8,8 @@
 # libsdl2-dev: the viewer's window (optional at build time); libstb-dev: PNG frames (vendored too);
 # xvfb, xauth: the window's test runs under a virtual X server (xvfb-run). The build works without
 # these, so a machine that cannot install them (offline) only gets a warning.
-SHOAL_OPTIONAL_PACKAGES=(libsdl2-dev libstb-dev xvfb xauth)
+# python3-matplotlib: bench/plot.py's charts (the benchmarks and their tables do without).
+SHOAL_OPTIONAL_PACKAGES=(libsdl2-dev libstb-dev xvfb xauth python3-matplotlib)
 SHOAL_PACKAGES=(cmake ninja-build g++ libgtest-dev libbenchmark-dev libcli11-dev librandom123-dev python3
                 "${SHOAL_OPTIONAL_PACKAGES[@]}")
 SHOAL_MIN_CMAKE=3.25

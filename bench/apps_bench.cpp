@@ -1,0 +1,223 @@
+// Apps benchmark: whole runs (a fixed number of steps from the initial state) of each app at
+// 2–3 sizes including its defaults, against static baselines written for this suite
+// (bench/baselines/: the same model on fixed-size SOA arrays and as an array of structs, no
+// dynamic allocation; DynaSOAr's methodology). Only the steps are timed: building the world and
+// populating it are not. bench/baselines/tests checks that every baseline computes what its
+// app computes, so the time ratios compare equal work.
+#include <algorithm>
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "baselines/nbody_baseline.hpp"
+#include "baselines/traffic_baseline.hpp"
+#include "baselines/wator_baseline.hpp"
+#include "common/bench_main.hpp"
+#include "common/device_timer.hpp"
+#include "common/profile.hpp"
+#include "shoal/sim/census.hpp"
+#include "shoal/sim/phase_timer.hpp"
+
+namespace shoal::bench {
+
+/// Counters every app benchmark reports: steps per run and steps per second.
+void report_steps(benchmark::State& state, std::uint32_t steps) {
+  state.counters["steps"] = steps;
+  state.counters["steps_per_s"] =
+      benchmark::Counter(static_cast<double>(steps), benchmark::Counter::kIsIterationInvariantRate);
+}
+
+/// A heap that holds an agent on every cell of the grid with room for partly full blocks.
+std::size_t wator_heap_bytes(std::uint64_t cells) {
+  const auto g = shoal::detail::compute_geometry<wator::Ocean>();
+  const std::uint64_t fish_slot = g.block_bytes / g.capacity[wator::Ocean::type_id<wator::Fish>] + 1;
+  const std::uint64_t shark_slot = g.block_bytes / g.capacity[wator::Ocean::type_id<wator::Shark>] + 1;
+  return cells * std::max(fish_slot, shark_slot) * 3 / 2 + (std::size_t{8} << 20);
+}
+
+void wator_app(benchmark::State& state, std::uint32_t width, std::uint32_t height, std::uint32_t steps) {
+  runtime<wator::Ocean> rt(wator_heap_bytes(std::uint64_t{width} * height));
+  sim::phase_timer phases(false);
+  device_timer timer;
+  for (auto _ : state) {
+    rt.clear();
+    wator::ocean ocean(width, height, 1);
+    const wator::grid& g = ocean.view();
+    wator::populate(rt, g);
+    state.SetIterationTime(timer.seconds([&] {
+      for (std::uint32_t s = 1; s <= steps; ++s) wator::step(rt, g, s, phases);
+    }));
+    try {
+      rt.check_errors();
+    } catch (const error& e) {
+      fail(state, e.what());
+      break;
+    }
+  }
+  report_steps(state, steps);
+}
+
+template <class Cells>
+void wator_static(benchmark::State& state, std::uint32_t width, std::uint32_t height, std::uint32_t steps) {
+  device_timer timer;
+  for (auto _ : state) {
+    std::optional<wator_baseline::simulation<Cells>> sim;
+    sim.emplace(width, height, 1);
+    arch::synchronize();
+    state.SetIterationTime(timer.seconds([&] {
+      for (std::uint32_t s = 1; s <= steps; ++s) sim->step(s);
+    }));
+  }
+  report_steps(state, steps);
+}
+
+/// Heap for a car on every cell (as the app's heap_bytes_needed).
+std::size_t traffic_heap_bytes(std::uint64_t cells) {
+  const auto g = shoal::detail::compute_geometry<traffic::TrafficHeap>();
+  const std::uint64_t per_slot = g.block_bytes / g.capacity[traffic::TrafficHeap::type_id<traffic::Car>] + 1;
+  return cells * per_slot * 3 / 2 + (std::size_t{1} << 20);
+}
+
+traffic::network traffic_network(std::uint32_t intersections) {
+  traffic::network_params p;
+  p.intersections = intersections;
+  return traffic::generate(p);
+}
+
+void traffic_app(benchmark::State& state, std::uint32_t intersections, std::uint32_t steps) {
+  const traffic::network net = traffic_network(intersections);
+  const traffic::model_params params;
+  device_timer timer;
+  for (auto _ : state) {
+    std::optional<traffic::simulation> sim;
+    sim.emplace(net, params, traffic_heap_bytes(net.cells()));
+    arch::synchronize();
+    state.SetIterationTime(timer.seconds([&] {
+      for (std::uint32_t s = 0; s < steps; ++s) sim->step();
+    }));
+    try {
+      sim->runtime().check_errors();
+    } catch (const error& e) {
+      fail(state, e.what());
+      break;
+    }
+  }
+  state.counters["cells"] = static_cast<double>(net.cells());
+  report_steps(state, steps);
+}
+
+template <class Cars>
+void traffic_static(benchmark::State& state, std::uint32_t intersections, std::uint32_t steps) {
+  const traffic::network net = traffic_network(intersections);
+  const traffic::model_params params;
+  device_timer timer;
+  for (auto _ : state) {
+    std::optional<traffic_baseline::simulation<Cars>> sim;
+    sim.emplace(net, params);
+    arch::synchronize();
+    state.SetIterationTime(timer.seconds([&] {
+      for (std::uint32_t s = 0; s < steps; ++s) sim->step();
+    }));
+  }
+  state.counters["cells"] = static_cast<double>(net.cells());
+  report_steps(state, steps);
+}
+
+void nbody_app(benchmark::State& state, std::uint64_t bodies, std::uint32_t steps) {
+  const nbody::parameters params;
+  runtime<nbody::Space> rt(bodies * 64 + (std::size_t{16} << 20));
+  sim::phase_timer phases(false);
+  device_timer timer;
+  for (auto _ : state) {
+    rt.clear();
+    nbody::populate(rt, bodies, 1, params);
+    arch::synchronize();
+    state.SetIterationTime(timer.seconds([&] {
+      for (std::uint32_t s = 0; s < steps; ++s) nbody::step(rt, params, phases);
+    }));
+    try {
+      rt.check_errors();
+    } catch (const error& e) {
+      fail(state, e.what());
+      break;
+    }
+  }
+  report_steps(state, steps);
+}
+
+template <class Bodies>
+void nbody_static(benchmark::State& state, std::uint64_t bodies, std::uint32_t steps) {
+  const nbody::parameters params;
+  device_timer timer;
+  for (auto _ : state) {
+    std::optional<nbody_baseline::simulation<Bodies>> sim;
+    sim.emplace(bodies, 1, params);
+    arch::synchronize();
+    state.SetIterationTime(timer.seconds([&] {
+      for (std::uint32_t s = 0; s < steps; ++s) sim->step();
+    }));
+  }
+  report_steps(state, steps);
+}
+
+struct grid_size {
+  std::uint32_t width, height;
+};
+
+#if defined(SHOAL_BACKEND_CUDA)
+// The last size of each list is the app's default.
+constexpr grid_size wator_sizes[] = {{512, 640}, {1024, 1280}, {2048, 2560}};
+constexpr std::uint32_t wator_steps = 100;
+constexpr std::uint32_t traffic_sizes[] = {1750, 17500};
+constexpr std::uint32_t traffic_steps = 1000;
+constexpr std::uint64_t nbody_sizes[] = {2000, 20000};
+constexpr std::uint32_t nbody_steps = 50;
+constexpr int repetitions = 5;
+#else
+// Two cpu cores: sizes that keep the whole suite at a few seconds.
+constexpr grid_size wator_sizes[] = {{64, 64}, {256, 256}};
+constexpr std::uint32_t wator_steps = 20;
+constexpr std::uint32_t traffic_sizes[] = {100, 1000};
+constexpr std::uint32_t traffic_steps = 100;
+constexpr std::uint64_t nbody_sizes[] = {256, 1000};
+constexpr std::uint32_t nbody_steps = 10;
+constexpr int repetitions = 5;
+#endif
+
+template <class F, class... Args>
+void add(const std::string& name, F f, Args... args) {
+  add_benchmark(name, repetitions, f, args...);
+}
+
+void register_apps_benchmarks() {
+  // The full profile runs the defaults' whole number of steps where the quick one samples.
+  const std::uint32_t scale = full_profile() ? 5 : 1;
+  for (const grid_size g : wator_sizes) {
+    const std::string s = "/size:" + std::to_string(g.width) + "x" + std::to_string(g.height);
+    const std::uint32_t steps = wator_steps * scale;
+    add("wator/shoal" + s, wator_app, g.width, g.height, steps);
+    add("wator/soa" + s, wator_static<wator_baseline::soa_cells>, g.width, g.height, steps);
+    add("wator/aos" + s, wator_static<wator_baseline::aos_cells>, g.width, g.height, steps);
+  }
+  for (const std::uint32_t n : traffic_sizes) {
+    const std::string s = "/intersections:" + std::to_string(n);
+    const std::uint32_t steps = traffic_steps * scale;
+    add("traffic/shoal" + s, traffic_app, n, steps);
+    add("traffic/soa" + s, traffic_static<traffic_baseline::soa_cars>, n, steps);
+    add("traffic/aos" + s, traffic_static<traffic_baseline::aos_cars>, n, steps);
+  }
+  for (const std::uint64_t n : nbody_sizes) {
+    const std::string s = "/bodies:" + std::to_string(n);
+    const std::uint32_t steps = nbody_steps * scale;
+    add("nbody/shoal" + s, nbody_app, n, steps);
+    add("nbody/soa" + s, nbody_static<nbody_baseline::soa_bodies>, n, steps);
+    add("nbody/aos" + s, nbody_static<nbody_baseline::aos_bodies>, n, steps);
+  }
+}
+
+}  // namespace shoal::bench
+
+int main(int argc, char** argv) {
+  using namespace shoal::bench;
+  return run_benchmarks(argc, argv, default_flags{}, register_apps_benchmarks);
+}

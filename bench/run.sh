@@ -1,0 +1,141 @@
+#!/usr/bin/env bash
+# shellcheck source-path=SCRIPTDIR/..
+# The benchmark run: build, calibrate, run the suites, merge everything into one result file.
+#
+#   bench/run.sh                 # calibrate + alloc + doall + apps (the default set)
+#   bench/run.sh alloc doall     # a subset (calibration always runs first)
+#   bench/run.sh --list          # the suites and their time budgets
+#
+# Suites: calibrate (machine facts and ceilings), bitmap (slot search; not in the default set),
+# alloc (shoal_heap_bench), doall, apps (apps vs static SOA/AOS baselines). Each suite runs with
+# --benchmark_out JSON under a time budget; the results go into bench/results/<gpu>-<date>.json,
+# merged with what an earlier run of the same day on the same GPU left there (so subsets run one
+# after the other end up in one file), and a summary is printed (bench/summary.py).
+#
+# Needs no network: cmake, ninja, a compiler (nvcc for the GPU), GoogleTest, Google Benchmark,
+# python3. On an H100 the default set takes about 8 minutes when the build is already there (the
+# build adds 1–2 minutes with 16 jobs); split it (e.g. `calibrate alloc`, then `doall apps`) when
+# a session kills commands at 10 minutes.
+#
+# Environment:
+#   BENCH_BUILD    build tree (default build/cuda-release when nvcc is found, else build/cpu-release);
+#                  configured with its preset and built unless it already holds every suite binary
+#   JOBS           build parallelism (default 16)
+#   BENCH_MIN_TIME Google Benchmark's minimum time per repetition in seconds (default 0.05)
+#   BENCH_OUT      result file (default bench/results/<gpu>-<date>.json)
+#   SHOAL_BENCH_PROFILE  quick (default) or full: the suites' size sets (bench/common/profile.hpp)
+#   BUDGET_<SUITE> seconds for one suite, e.g. BUDGET_ALLOC=300 (defaults in the table below)
+set -uo pipefail
+
+cd "$(dirname "${BASH_SOURCE[0]}")/.." || exit 1
+. scripts/lib/common.sh
+
+declare -A BINARY=([calibrate]=shoal_calibrate_bench [bitmap]=shoal_bitmap_bench [alloc]=shoal_heap_bench
+                   [doall]=shoal_doall_bench [apps]=shoal_apps_bench)
+# Seconds per suite on an H100 (quick profile): generous over the measured times, and together
+# with the build under the 10 minutes a GPU session allows one command.
+declare -A BUDGET=([calibrate]=45 [bitmap]=150 [alloc]=240 [doall]=90 [apps]=150)
+ALL_SUITES=(calibrate bitmap alloc doall apps)
+DEFAULT_SUITES=(calibrate alloc doall apps)
+
+if [[ "${1:-}" == "--list" || "${1:-}" == "-h" || "${1:-}" == "--help" ]]; then
+  sed -n '3,24p' "$0" | sed 's/^# \{0,1\}//'
+  for s in "${ALL_SUITES[@]}"; do printf '  %-10s %-22s budget %ss\n' "$s" "${BINARY[$s]}" "${BUDGET[$s]}"; done
+  exit 0
+fi
+
+suites=("$@")
+((${#suites[@]})) || suites=("${DEFAULT_SUITES[@]}")
+for s in "${suites[@]}"; do
+  [[ -n "${BINARY[$s]:-}" ]] || { echo "bench/run.sh: unknown suite '$s' (known: ${ALL_SUITES[*]})" >&2; exit 2; }
+done
+# Calibration goes with every result, and first, before the GPU warms up under the suites.
+run_list=(calibrate)
+for s in "${suites[@]}"; do [[ $s == calibrate ]] || run_list+=("$s"); done
+
+if [[ -z "${BENCH_BUILD:-}" ]]; then
+  if shoal_find_nvcc >/dev/null 2>&1; then BENCH_BUILD=build/cuda-release; else BENCH_BUILD=build/cpu-release; fi
+fi
+preset=$(basename "$BENCH_BUILD")
+JOBS=${JOBS:-16}
+MIN_TIME=${BENCH_MIN_TIME:-0.05}
+
+# ---------------------------------------------------------------------------------------------
+shoal_section "build ($BENCH_BUILD)"
+missing=()
+for s in "${run_list[@]}"; do [[ -x "$BENCH_BUILD/bench/${BINARY[$s]}" ]] || missing+=("${BINARY[$s]}"); done
+if ((${#missing[@]} == 0)); then
+  echo "build: skipped, $BENCH_BUILD/bench already holds every suite binary"
+else
+  start=$SECONDS
+  if [[ ! -f "$BENCH_BUILD/build.ninja" ]]; then
+    cmake --preset "$preset" || { echo "bench/run.sh: cmake --preset $preset failed" >&2; exit 1; }
+  fi
+  cmake --build "$BENCH_BUILD" -j"$JOBS" --target "${missing[@]}" ||
+    { echo "bench/run.sh: build failed" >&2; exit 1; }
+  echo "build: $(shoal_duration $((SECONDS - start)))"
+fi
+
+# Google Benchmark 1.7 (Debian 12) reads --benchmark_min_time as a plain number of seconds;
+# later versions also take "0.05s" (and document that form). Ask the binary which it accepts.
+calib="$BENCH_BUILD/bench/${BINARY[calibrate]}"
+if "$calib" --benchmark_min_time="${MIN_TIME}s" --benchmark_filter=empty_launch --benchmark_list_tests >/dev/null 2>&1; then
+  min_time_flag="--benchmark_min_time=${MIN_TIME}s"
+else
+  min_time_flag="--benchmark_min_time=${MIN_TIME}"
+fi
+
+# ---------------------------------------------------------------------------------------------
+# The GPU's name and clocks as nvidia-smi reports them (the calibration suite adds what the CUDA
+# runtime says); on a machine without nvidia-smi the file says so.
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+if command -v nvidia-smi >/dev/null 2>&1; then
+  nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,clocks.mem,power.limit,temperature.gpu,pstate \
+    --format=csv 2>&1 | tee "$work/nvidia-smi.csv"
+else
+  echo "no nvidia-smi" >"$work/nvidia-smi.csv"
+fi
+gpu_name=$(sed -n '2p' "$work/nvidia-smi.csv" | cut -d, -f1 | sed 's/^ *//; s/ *$//')
+if [[ -z "$gpu_name" || "$gpu_name" == "no nvidia-smi" ]]; then
+  tag="cpu"
+else
+  tag=$(echo "$gpu_name" | tr 'A-Z' 'a-z' | sed 's/nvidia //; s/[^a-z0-9]\+/-/g; s/^-//; s/-$//')
+fi
+OUT_FILE=${BENCH_OUT:-bench/results/$tag-$(date -u +%F).json}
+
+# ---------------------------------------------------------------------------------------------
+failed=()
+declare -A STATUS
+for s in "${run_list[@]}"; do
+  shoal_section "suite $s (${BINARY[$s]}, budget ${BUDGET[$s]}s)"
+  var="BUDGET_${s^^}"
+  budget=${!var:-${BUDGET[$s]}}
+  start=$SECONDS
+  timeout -k 10 "$budget" "$BENCH_BUILD/bench/${BINARY[$s]}" "$min_time_flag" \
+    --benchmark_out="$work/$s.json" --benchmark_out_format=json
+  rc=$?
+  took=$(shoal_duration $((SECONDS - start)))
+  case $rc in
+    0) STATUS[$s]="ok ($took)" ;;
+    124 | 137) STATUS[$s]="TIMED OUT after ${budget}s (the finished benchmarks are kept)"; failed+=("$s") ;;
+    *) STATUS[$s]="FAILED, status $rc ($took)"; failed+=("$s") ;;
+  esac
+done
+
+# ---------------------------------------------------------------------------------------------
+shoal_section "merge into $OUT_FILE"
+args=()
+for s in "${run_list[@]}"; do [[ -f "$work/$s.json" ]] && args+=("$s=$work/$s.json"); done
+python3 bench/merge_results.py --out "$OUT_FILE" --nvidia-smi "$work/nvidia-smi.csv" \
+  --profile "${SHOAL_BENCH_PROFILE:-quick}" "${args[@]}" || failed+=("merge")
+python3 bench/summary.py "$OUT_FILE" || failed+=("summary")
+
+shoal_section "bench/run.sh results"
+for s in "${run_list[@]}"; do printf '%-10s %s\n' "$s:" "${STATUS[$s]}"; done
+echo "result file: $OUT_FILE  (charts: python3 bench/plot.py $OUT_FILE)"
+if ((${#failed[@]})); then
+  echo "bench/run.sh: FAILED (${failed[*]})"
+  exit 1
+fi
+echo "bench/run.sh: ok"
