@@ -5,7 +5,9 @@
 #   1. installs missing Debian packages (apt-get; only when something is missing)
 #   2. cpu-release:  configure, build, ctest
 #   3. cpu-tsan:     configure, build, ctest under ThreadSanitizer (keeps the lock-free code honest)
-#   4. cuda-release: configure and build when nvcc is found, so nvcc-only breakage fails here too;
+#   4. cpu-asan:     configure, build, ctest under AddressSanitizer + UndefinedBehaviorSanitizer
+#                    (checked heap; the checkpoint and command-line fuzz tests run here too)
+#   5. cuda-release: configure and build when nvcc is found, so nvcc-only breakage fails here too;
 #                    ctest -L gpu only when a GPU is usable
 #
 # Works on a fresh Debian 12 machine without a GPU (as root, or with sudo). Build trees go to
@@ -83,6 +85,17 @@ if ((rnd_bits > 28)) && setarch "$(uname -m)" -R true 2>/dev/null; then
   tsan_prefix=(setarch "$(uname -m)" -R)
 fi
 shoal_timed "${tsan_prefix[@]}" ctest --preset cpu-tsan
+end_step
+
+# ---------------------------------------------------------------------------------------------
+begin_step cpu-asan
+configure_and_build cpu-asan
+shoal_section "cpu-asan: test (AddressSanitizer + UndefinedBehaviorSanitizer)"
+# halt_on_error makes a UBSan report fail the test instead of scrolling past (the test preset
+# sets the same; these also hold when ctest runs without the preset).
+export ASAN_OPTIONS="halt_on_error=1 detect_leaks=1${ASAN_OPTIONS:+ $ASAN_OPTIONS}"
+export UBSAN_OPTIONS="halt_on_error=1 print_stacktrace=1${UBSAN_OPTIONS:+ $UBSAN_OPTIONS}"
+shoal_timed ctest --preset cpu-asan
 end_step
 
 # ---------------------------------------------------------------------------------------------
