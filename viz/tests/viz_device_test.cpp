@@ -141,33 +141,38 @@ TEST(VizCanvas, BodiesAreSplattedByMass) {
 TEST(VizChart, LinesJoinTheSamplesAcrossThePanel) {
   SHOAL_REQUIRE_DEVICE();
   const std::uint32_t w = 8, h = 9;
-  const auto r = draw_series({0, 10, 5}, w, h, 4);  // 4 samples expected: 2 columns each
+  const auto r = draw_series({0, 10, 5}, w, h, 4);  // 4 samples expected over 8 columns
   ASSERT_EQ(r.samples, 3u);
   const viz::pixel line = viz::rgba(255, 0, 0);
   auto lit = [&](std::uint32_t x, std::uint32_t y) { return r.pixels[std::size_t{y} * w + x] == line; };
-  // Peak 10 at row 0, 0 at row 8, 5 at row 4.
-  EXPECT_TRUE(lit(0, 8));
-  EXPECT_FALSE(lit(0, 7));
-  for (std::uint32_t y = 0; y < h; ++y) EXPECT_TRUE(lit(2, y)) << "the rise from 0 to 10 at column 2, row " << y;
-  EXPECT_TRUE(lit(3, 0));
-  EXPECT_FALSE(lit(3, 1));
-  for (std::uint32_t y = 0; y <= 4; ++y) EXPECT_TRUE(lit(4, y)) << "the fall to 5, row " << y;
-  EXPECT_FALSE(lit(4, 5));
-  for (std::uint32_t y = 0; y < h; ++y) EXPECT_FALSE(lit(6, y)) << "no fourth sample yet, row " << y;
+  // Peak 10 at row 0, 0 at row 8. Column x is at sample x * 3 / 7, interpolated: values 0, 4,
+  // 8, 9, 7 in columns 0..4 (rows 8, 5, 2, 1, 3); column 5 lies past the last sample.
+  auto column = [&](std::uint32_t x, std::uint32_t top, std::uint32_t bottom) {
+    for (std::uint32_t y = 0; y < h; ++y)
+      EXPECT_EQ(lit(x, y), y >= top && y <= bottom) << "column " << x << " row " << y;
+  };
+  column(0, 8, 8);
+  column(1, 5, 8);
+  column(2, 2, 5);
+  column(3, 1, 2);
+  column(4, 1, 3);
+  for (std::uint32_t x = 5; x < w; ++x) column(x, h, h);  // nothing drawn
 }
 
 TEST(VizChart, AFullHistoryKeepsEverySecondSample) {
   SHOAL_REQUIRE_DEVICE();
-  // Width 4: the fifth sample halves the history to samples 0, 2 and keeps 4.
+  // Width 4: the fifth sample halves the history to samples 0, 2 and keeps 4: 100, 50, 25.
   const auto r = draw_series({100, 0, 50, 0, 25}, 4, 5, 5);
   EXPECT_EQ(r.samples, 3u);
   const viz::pixel line = viz::rgba(255, 0, 0);
   auto lit = [&](std::uint32_t x, std::uint32_t y) { return r.pixels[std::size_t{y} * 4 + x] == line; };
-  // span 3 over 4 columns: columns 0, 1 -> sample 0 (100: row 0), 2 -> 50 (row 2), 3 -> 25 (row 3).
-  EXPECT_TRUE(lit(1, 0));
-  EXPECT_FALSE(lit(1, 4)) << "sample 1 (0) was dropped";
-  EXPECT_TRUE(lit(2, 2));
-  EXPECT_FALSE(lit(2, 3));
+  // Peak 100 at row 0. Columns at samples 0, 2/3, 4/3, 2: values 100, 67, 42, 25 (rows 0, 2, 3, 3).
+  EXPECT_TRUE(lit(0, 0));
+  EXPECT_TRUE(lit(1, 2));
+  EXPECT_FALSE(lit(1, 3)) << "the dropped sample 1 (0) would pull the line down";
+  EXPECT_FALSE(lit(1, 4));
+  EXPECT_TRUE(lit(2, 3));
+  EXPECT_FALSE(lit(2, 4));
   EXPECT_TRUE(lit(3, 3));
   EXPECT_FALSE(lit(3, 4));
 }

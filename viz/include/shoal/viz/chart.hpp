@@ -44,6 +44,25 @@ SHOAL_HD inline std::uint32_t chart_row(unsigned long long v, unsigned long long
   return static_cast<std::uint32_t>(span - (v > peak ? peak : v) * span / peak);
 }
 
+/// Sample position of column x in 1/256 of a sample (fixed point: the same on every backend).
+SHOAL_HD inline std::uint64_t chart_position(const chart_view& ch, std::uint32_t x, std::uint32_t width) {
+  return width <= 1 || ch.span <= 1 ? 0 : std::uint64_t{x} * (ch.span - 1) * 256 / (width - 1);
+}
+/// True when column x lies within the samples recorded so far.
+SHOAL_HD inline bool chart_drawn(const chart_view& ch, std::uint32_t x, std::uint32_t width) {
+  const std::uint64_t pos = chart_position(ch, x, width);
+  return (pos >> 8) + ((pos & 255) != 0 ? 1 : 0) < ch.samples;
+}
+/// Series s at column x, linearly interpolated between the two samples around it.
+SHOAL_HD inline unsigned long long chart_value(const chart_view& ch, std::uint32_t s, std::uint32_t x,
+                                               std::uint32_t width) {
+  const std::uint64_t pos = chart_position(ch, x, width), j = pos >> 8, frac = pos & 255;
+  const long long a = static_cast<long long>(ch.history[j * ch.series + s]);
+  if (frac == 0) return static_cast<unsigned long long>(a);
+  const long long b = static_cast<long long>(ch.history[(j + 1) * ch.series + s]);
+  return static_cast<unsigned long long>(a + (b - a) * static_cast<long long>(frac) / 256);
+}
+
 /// Copies the frame's values into sample `k` and raises the peak (one thread: a few words).
 inline void record_sample(unsigned long long* history, unsigned long long* peak, const unsigned long long* values,
                           std::uint32_t series, std::uint32_t k) {
@@ -78,13 +97,13 @@ inline void draw_chart(canvas_view c, rect area, chart_view ch) {
     pixel p = y == 0 ? rule : background;
     const unsigned long long peak = *ch.peak;
     if (y == area.height / 2) p = rule;
-    // Column x shows sample j; a line joins it to the previous column's sample.
-    const std::uint64_t j = std::uint64_t{x} * ch.span / area.width;
-    const std::uint64_t jp = x == 0 ? j : std::uint64_t{x - 1} * ch.span / area.width;
-    if (j < ch.samples)
+    // Column x shows the run at sample position x * (span - 1) / (width - 1), interpolated
+    // between samples; a line joins it to the previous column.
+    if (detail::chart_drawn(ch, x, area.width))
       for (std::uint32_t s = 0; s < ch.series; ++s) {
-        const std::uint32_t r1 = detail::chart_row(ch.history[j * ch.series + s], peak, area.height);
-        const std::uint32_t r0 = detail::chart_row(ch.history[jp * ch.series + s], peak, area.height);
+        const std::uint32_t r1 = detail::chart_row(detail::chart_value(ch, s, x, area.width), peak, area.height);
+        const std::uint32_t r0 =
+            detail::chart_row(detail::chart_value(ch, s, x == 0 ? 0 : x - 1, area.width), peak, area.height);
         const std::uint32_t lo = r0 < r1 ? r0 : r1, hi = r0 < r1 ? r1 : r0;
         if (y >= lo && y <= hi) p = ch.colours[s];
       }
