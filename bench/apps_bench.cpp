@@ -175,12 +175,12 @@ constexpr std::uint32_t nbody_steps = 50;
 constexpr int repetitions = 5;
 #else
 // Two cpu cores: sizes that keep the whole suite at a few seconds.
-constexpr grid_size wator_sizes[] = {{64, 64}, {256, 256}};
-constexpr std::uint32_t wator_steps = 20;
-constexpr std::uint32_t traffic_sizes[] = {100, 1000};
-constexpr std::uint32_t traffic_steps = 100;
+constexpr grid_size wator_sizes[] = {{64, 64}, {128, 128}};
+constexpr std::uint32_t wator_steps = 10;
+constexpr std::uint32_t traffic_sizes[] = {100, 300};
+constexpr std::uint32_t traffic_steps = 50;
 constexpr std::uint64_t nbody_sizes[] = {256, 1000};
-constexpr std::uint32_t nbody_steps = 10;
+constexpr std::uint32_t nbody_steps = 5;
 constexpr int repetitions = 5;
 #endif
 

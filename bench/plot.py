@@ -39,33 +39,40 @@ def error_bars(entries, value):
 
 
 def plot_throughput(res, path):
+    """One panel per object size: Shoal per thread and per warp, CUDA malloc, and the bump
+    allocator (16-byte objects, the ceiling) in every panel."""
     r = rows(res, "alloc")
     series = {}
     for name, e in r.items():
         kind, p = params(name)
         if kind in ("make", "make_per_warp", "cuda_malloc", "bump") and "threads" in p:
             series.setdefault((kind, int(p["bytes"])), []).append((int(p["threads"]), e))
-    if not series:
+    sizes = sorted({b for (k, b) in series if k != "bump"})
+    if not sizes:
         return False
-    fig, ax = plt.subplots(figsize=(8, 5.5))
-    style = {"make": "-", "make_per_warp": ":", "cuda_malloc": "--", "bump": "-."}
-    label = {"make": "Shoal make", "make_per_warp": "Shoal make, one per warp", "cuda_malloc": "CUDA malloc",
-             "bump": "bump allocator"}
-    colours = {16: "tab:blue", 64: "tab:orange", 256: "tab:green", 1024: "tab:red"}
-    for (kind, size), pts in sorted(series.items()):
-        pts.sort()
-        xs = [t for t, _ in pts]
-        ys = [rate_g(e) for _, e in pts]
-        ax.errorbar(xs, ys, yerr=error_bars([e for _, e in pts], rate_g), linestyle=style[kind], marker="o",
-                    markersize=3, capsize=2, color=colours.get(size, "black"),
-                    label=f"{label[kind]}, {size} B" if kind != "bump" else label[kind])
-    ax.set_xscale("log", base=2)
-    ax.set_yscale("log")
-    ax.set_xlabel("threads (one request each)")
-    ax.set_ylabel("objects per second (G/s)")
-    ax.set_title(f"Allocation throughput — {machine_label(res)}")
-    ax.grid(True, which="both", alpha=0.3)
-    ax.legend(fontsize=7, ncol=2)
+    cols = 2 if len(sizes) > 1 else 1
+    rows_n = (len(sizes) + cols - 1) // cols
+    fig, axes = plt.subplots(rows_n, cols, figsize=(5.2 * cols, 3.9 * rows_n), squeeze=False, sharey=True)
+    style = {"make": ("-", "tab:blue", "Shoal make"), "make_per_warp": (":", "tab:purple", "Shoal make, one per warp"),
+             "cuda_malloc": ("--", "tab:red", "CUDA malloc"), "bump": ("-.", "black", "bump allocator (16 B)")}
+    for ax, size in zip([a for row in axes for a in row], sizes):
+        for kind in ("bump", "make", "make_per_warp", "cuda_malloc"):
+            pts = sorted(series.get((kind, 16 if kind == "bump" else size), []))
+            if not pts:
+                continue
+            line, colour, label = style[kind]
+            ax.errorbar([t for t, _ in pts], [rate_g(e) for _, e in pts], yerr=error_bars([e for _, e in pts], rate_g),
+                        linestyle=line, color=colour, marker="o", markersize=3, capsize=2, label=label)
+        ax.set_xscale("log", base=2)
+        ax.set_yscale("log")
+        ax.set_title(f"{size}-byte objects", fontsize=10)
+        ax.set_xlabel("requests (threads, or warps for one per warp)")
+        ax.set_ylabel("objects per second (G/s)")
+        ax.grid(True, which="both", alpha=0.3)
+        ax.legend(fontsize=7)
+    for ax in [a for row in axes for a in row][len(sizes):]:
+        ax.set_visible(False)
+    fig.suptitle(f"Allocation throughput — {machine_label(res)}", fontsize=10)
     fig.tight_layout()
     fig.savefig(path, dpi=120)
     plt.close(fig)

@@ -108,9 +108,9 @@ OUT_FILE=${BENCH_OUT:-bench/results/$tag-$(date -u +%F).json}
 failed=()
 declare -A STATUS
 for s in "${run_list[@]}"; do
-  shoal_section "suite $s (${BINARY[$s]}, budget ${BUDGET[$s]}s)"
   var="BUDGET_${s^^}"
   budget=${!var:-${BUDGET[$s]}}
+  shoal_section "suite $s (${BINARY[$s]}, budget ${budget}s)"
   start=$SECONDS
   timeout -k 10 "$budget" "$BENCH_BUILD/bench/${BINARY[$s]}" "$min_time_flag" \
     --benchmark_out="$work/$s.json" --benchmark_out_format=json
