@@ -135,7 +135,7 @@ int run(int argc, char** argv) {
       model.move();
     }
     model.finish_step();
-    if (view && !view->after_step(step, count, paint)) {  // the window was closed: the run ends here
+    if (view && !view->after_step(step, count, paint, &timer)) {  // the window was closed: the run ends here
       last_step = step;
       bar.update(step);
       break;

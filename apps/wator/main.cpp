@@ -99,7 +99,7 @@ int run(int argc, char** argv) {
   std::uint64_t last = o.steps;
   for (std::uint64_t s = first; s <= o.steps; ++s) {
     wator::step(rt, g, static_cast<std::uint32_t>(s), timer);
-    if (view && !view->after_step(s, count, paint)) {  // the window was closed: the run ends here
+    if (view && !view->after_step(s, count, paint, &timer)) {  // the window was closed: the run ends here
       last = s;
       bar.update(s);
       break;

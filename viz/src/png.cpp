@@ -16,10 +16,15 @@
 namespace shoal::viz {
 
 namespace {
-// stb_image_write compresses with zlib at this level. 8 (stb's default) is slow on large frames;
-// at 4 files grow by a few percent and encode about twice as fast.
+// By default stb tries all five PNG row filters on every row and keeps the best: five times the
+// work. Simulation frames are flat areas of few colours, where no filter at all compresses as
+// well or better (an 819 x 1280 Wa-Tor frame: 169 KB in 204 ms against 220 KB in 519 ms with
+// the trials, measured on the 2-core build machine); the zlib level matters little.
 struct set_compression {
-  set_compression() { stbi_write_png_compression_level = 4; }
+  set_compression() {
+    stbi_write_force_png_filter = 0;
+    stbi_write_png_compression_level = 4;
+  }
 } const once;
 }  // namespace
 

@@ -27,6 +27,7 @@
 
 #include "shoal/arch/memory.hpp"
 #include "shoal/sim/cli.hpp"
+#include "shoal/sim/phase_timer.hpp"
 #include "shoal/viz/canvas.hpp"
 #include "shoal/viz/chart.hpp"
 #include "shoal/viz/frame_writer.hpp"
@@ -85,7 +86,9 @@ class viewer {
       interval_ = std::chrono::duration<double>(1.0 / window_->refresh_rate());
     }
     if (!o.frames.empty()) {
-      const unsigned threads = std::max(1u, std::min(4u, std::thread::hardware_concurrency() / 4));
+      // PNG encoding is the slow part of a frame (tens of ms for a megapixel): half the cores,
+      // up to 8, keep up with a frame every few steps while the other half feed the device.
+      const unsigned threads = std::max(1u, std::min(8u, std::thread::hardware_concurrency() / 2));
       writer_ = std::make_unique<frame_writer>(
           o.frames, "frame", spec_.width, spec_.height, values_.size(),
           [this](image_view img, const unsigned long long* v, std::uint64_t step, double rate) {
@@ -100,9 +103,10 @@ class viewer {
   canvas_view canvas() const { return canvas_.view(); }
 
   /// Call after each step (and once before the first, for the starting state). Returns false
-  /// when the user closed the window: the app ends the run there.
+  /// when the user closed the window: the app ends the run there. With a phase timer, the
+  /// viewer's device work on the steps that have any is timed as the phase "frame" (--timing).
   template <class Count, class Paint>
-  bool after_step(std::uint64_t step, Count&& count, Paint&& paint) {
+  bool after_step(std::uint64_t step, Count&& count, Paint&& paint, sim::phase_timer* timer = nullptr) {
     if (!first_step_) first_step_ = step;
     last_step_ = step;
     const bool sample = step % o_.frame_every == 0;
@@ -114,6 +118,8 @@ class viewer {
       to_window = paused_ || shot || clock::now() - last_present_ >= interval_;
     }
     if (!sample && !to_window) return true;
+    std::optional<timed_frame> timed;
+    if (timer != nullptr) timed.emplace(*timer);
     arch::fill_bytes(values_.data(), 0, values_.bytes());
     count(values_.data());
     if (sample && chart_) chart_->offer(samples_++, values_.data() + spec_.chart_first);
@@ -137,6 +143,12 @@ class viewer {
 
  private:
   using clock = std::chrono::steady_clock;
+
+  /// The "frame" phase while it lives (a scope can be neither copied nor moved into an optional).
+  struct timed_frame {
+    sim::phase_timer::scope scope;
+    explicit timed_frame(sim::phase_timer& t) : scope(t.phase("frame")) {}
+  };
 
   double rate_now() const {
     const double s = std::chrono::duration<double>(clock::now() - started_).count();
