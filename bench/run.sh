@@ -13,9 +13,9 @@
 # after the other end up in one file), and a summary is printed (bench/summary.py).
 #
 # Needs no network: cmake, ninja, a compiler (nvcc for the GPU), GoogleTest, Google Benchmark,
-# python3. On an H100 the default set takes about 8 minutes when the build is already there (the
-# build adds 1–2 minutes with 16 jobs); split it (e.g. `calibrate alloc`, then `doall apps`) when
-# a session kills commands at 10 minutes.
+# python3. On an H100 the suites' budgets add up to under 9 minutes and a build adds 1–2 minutes
+# with 16 jobs; where a session kills commands at 10 minutes, run it as two calls (`bench/run.sh
+# alloc`, then `bench/run.sh doall apps`): both land in the same result file.
 #
 # Environment:
 #   BENCH_BUILD    build tree (default build/cuda-release when nvcc is found, else build/cpu-release);
@@ -39,7 +39,7 @@ ALL_SUITES=(calibrate bitmap alloc doall apps)
 DEFAULT_SUITES=(calibrate alloc doall apps)
 
 if [[ "${1:-}" == "--list" || "${1:-}" == "-h" || "${1:-}" == "--help" ]]; then
-  sed -n '3,24p' "$0" | sed 's/^# \{0,1\}//'
+  awk 'NR > 2 && /^#/ { sub(/^# ?/, ""); print; next } NR > 2 { exit }' "$0"
   for s in "${ALL_SUITES[@]}"; do printf '  %-10s %-22s budget %ss\n' "$s" "${BINARY[$s]}" "${BUDGET[$s]}"; done
   exit 0
 fi
