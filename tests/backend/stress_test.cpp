@@ -36,21 +36,21 @@ class Ant : public object<Hive, Ant> {
   SHOAL_FIELDS(Ant, (unsigned long long, owner), (unsigned long long, check))
   SHOAL_HD explicit Ant(unsigned long long id) { owner = id, check = ~id; }
   SHOAL_HD bool intact(unsigned long long id) const { return owner == id && check == ~id; }
-  SHOAL_HD void turnover(tally* t, unsigned long long generation);
+  SHOAL_DEVICE void turnover(tally* t, unsigned long long generation);  // creates and destroys: device only
 };
 class Bee : public object<Hive, Bee> {
  public:
   SHOAL_FIELDS(Bee, (unsigned long long, owner), (unsigned long long[6], pad), (unsigned long long, check))
   SHOAL_HD explicit Bee(unsigned long long id) { owner = id, check = ~id; }
   SHOAL_HD bool intact(unsigned long long id) const { return owner == id && check == ~id; }
-  SHOAL_HD void turnover(tally* t, unsigned long long generation);
+  SHOAL_DEVICE void turnover(tally* t, unsigned long long generation);  // creates and destroys: device only
 };
 class Wasp : public object<Hive, Wasp> {
  public:
   SHOAL_FIELDS(Wasp, (unsigned long long, owner), (unsigned long long[30], pad), (unsigned long long, check))
   SHOAL_HD explicit Wasp(unsigned long long id) { owner = id, check = ~id; }
   SHOAL_HD bool intact(unsigned long long id) const { return owner == id && check == ~id; }
-  SHOAL_HD void turnover(tally* t, unsigned long long generation);
+  SHOAL_DEVICE void turnover(tally* t, unsigned long long generation);  // creates and destroys: device only
 };
 
 /// Do-all body of generation g: the object checks itself, and (by a hash of its id and g) one in
@@ -74,9 +74,9 @@ SHOAL_DEVICE void turnover_of(T* self, tally* t, unsigned long long generation) 
     else arch::fetch_add(t->failed, 1ull);
   }
 }
-SHOAL_HD void Ant::turnover(tally* t, unsigned long long g) { turnover_of(this, t, g); }
-SHOAL_HD void Bee::turnover(tally* t, unsigned long long g) { turnover_of(this, t, g); }
-SHOAL_HD void Wasp::turnover(tally* t, unsigned long long g) { turnover_of(this, t, g); }
+SHOAL_DEVICE void Ant::turnover(tally* t, unsigned long long g) { turnover_of(this, t, g); }
+SHOAL_DEVICE void Bee::turnover(tally* t, unsigned long long g) { turnover_of(this, t, g); }
+SHOAL_DEVICE void Wasp::turnover(tally* t, unsigned long long g) { turnover_of(this, t, g); }
 
 /// An object of class `kind` (0 Ant, 1 Bee, 2 Wasp) as the untyped pointer a thread keeps.
 SHOAL_DEVICE inline void* make_kind(int kind, unsigned long long id) {
@@ -176,6 +176,49 @@ void print(const char* phase, const tally& t) {
               t.made, t.destroyed, t.failed, t.violations);
 }
 
+// Device code of the tests below, in free functions (nvcc: not inside TEST bodies).
+
+/// Ant i in obj[i] (ids[i] = i), counted as made.
+void make_ants(HiveRuntime& rt, void** obj, unsigned long long* ids, std::uint64_t n, tally* t) {
+  rt.launch(n, [=] SHOAL_DEVICE(std::size_t i) {
+    obj[i] = make<Ant>(i);
+    ids[i] = i;
+    arch::fetch_add(t->made, 1ull);
+  });
+}
+/// Checks and destroys the objects in every eighth slot of block `hot`.
+void free_every_eighth_of(HiveRuntime& rt, void** obj, const unsigned long long* ids, std::uint64_t n,
+                          std::uintptr_t hot, tally* t) {
+  rt.launch(n, [=] SHOAL_DEVICE(std::size_t i) {
+    const std::uint64_t p = detail::bits_of(obj[i]);
+    if (detail::block_address_of(p) == hot && detail::slot_of(p) % 8 == 0) {
+      check_and_destroy(obj[i], ids[i], t);
+      obj[i] = nullptr;
+    }
+  });
+}
+/// Every thread, `rounds` times: a new Ant kept for one round, then checked and destroyed.
+void churn_ants(HiveRuntime& rt, std::uint64_t churners, int rounds, tally* t) {
+  rt.launch_async(churners, [=] SHOAL_DEVICE(std::size_t i) {
+    Ant* mine = nullptr;
+    unsigned long long mine_id = 0;
+    for (int k = 0; k < rounds; ++k) {
+      const unsigned long long id = (1ull << 40) | (static_cast<unsigned long long>(i) << 16) | k;
+      Ant* a = make<Ant>(id);
+      arch::fetch_add(a ? t->made : t->failed, 1ull);
+      if (mine != nullptr) check_and_destroy(mine, mine_id, t);
+      mine = a, mine_id = id;
+    }
+    if (mine != nullptr) check_and_destroy(mine, mine_id, t);
+  });
+}
+/// n objects, class i % 3, counted as made when they fit.
+void make_mixed(HiveRuntime& rt, std::uint64_t n, tally* t) {
+  rt.launch(n, [=] SHOAL_DEVICE(std::size_t i) {
+    if (make_kind(static_cast<int>(i % 3), i) != nullptr) arch::fetch_add(t->made, 1ull);
+  });
+}
+
 TEST(Stress, NearlyFullHeapOfThreeClassesUnderReplacement) {
   SHOAL_REQUIRE_DEVICE();
   oversubscribe threads;
@@ -217,37 +260,16 @@ TEST(Stress, HotSpotChurnInOneBlock) {
   void** obj = pop.object.data();
   unsigned long long* ids = pop.id.data();
   tally* t = tb.data();
-  rt.launch(slots, [=] SHOAL_DEVICE(std::size_t i) {
-    obj[i] = make<Ant>(i);
-    ids[i] = i;
-    arch::fetch_add(t->made, 1ull);
-  });
+  make_ants(rt, obj, ids, slots, t);
   const std::uintptr_t hot = detail::block_address_of(detail::bits_of(pop.object.read(slots / 2)));
-  rt.launch(slots, [=] SHOAL_DEVICE(std::size_t i) {
-    const std::uint64_t p = detail::bits_of(obj[i]);
-    if (detail::block_address_of(p) == hot && detail::slot_of(p) % 8 == 0) {
-      check_and_destroy(obj[i], ids[i], t);
-      obj[i] = nullptr;
-    }
-  });
+  free_every_eighth_of(rt, obj, ids, slots, hot, t);
   expect_consistent(rt, pop, tb.read(0), "hot block prepared");
   ASSERT_EQ(rt.stats().types[Hive::type_id<Ant>].live, slots - 8);
   // Every thread churns: a new Ant (if one of the 8 slots is free) kept for a round, then
   // checked and destroyed. Everything contends for one block's free_slots word.
   const std::uint64_t churners = 4096 / (scale_down > 1 ? 4 : 1);
   const int rounds = scale_down > 1 ? 200 : 2000;
-  rt.launch_async(churners, [=] SHOAL_DEVICE(std::size_t i) {
-    Ant* mine = nullptr;
-    unsigned long long mine_id = 0;
-    for (int k = 0; k < rounds; ++k) {
-      const unsigned long long id = (1ull << 40) | (static_cast<unsigned long long>(i) << 16) | k;
-      Ant* a = make<Ant>(id);
-      arch::fetch_add(a ? t->made : t->failed, 1ull);
-      if (mine != nullptr) check_and_destroy(mine, mine_id, t);
-      mine = a, mine_id = id;
-    }
-    if (mine != nullptr) check_and_destroy(mine, mine_id, t);
-  });
+  churn_ants(rt, churners, rounds, t);
   expect_full(rt);
   const tally r = tb.read(0);
   expect_consistent(rt, pop, r, "hot-spot churn");
@@ -290,9 +312,7 @@ TEST(Stress, DoAllWhileItsMethodsCreateAndDestroy) {
   tb.zero();
   tally* t = tb.data();
   const std::uint64_t n = rt.blocks() * rt.capacity<Wasp>() / 2;  // leaves room for the newborn
-  rt.launch(n, [=] SHOAL_DEVICE(std::size_t i) {
-    if (make_kind(static_cast<int>(i % 3), i) != nullptr) arch::fetch_add(t->made, 1ull);
-  });
+  make_mixed(rt, n, t);
   ASSERT_EQ(tb.read(0).made, n);
   std::uint64_t live = n;
   for (unsigned long long generation = 1; generation <= 6; ++generation) {
