@@ -242,6 +242,10 @@ heap_image parse_heap(std::span<const std::byte> payload, const std::string& wha
   img.info.heap_bytes = in.get<std::uint64_t>();
   img.info.saved_blocks = in.get<std::uint64_t>();
   const auto used = in.get<std::uint64_t>();
+  // A heap of that many bytes holds fewer blocks than that (blocks plus their bookkeeping).
+  if (img.info.saved_blocks > img.info.heap_bytes / g.block_bytes)
+    in.fail("claims " + std::to_string(img.info.saved_blocks) + " blocks in a heap of " +
+            std::to_string(img.info.heap_bytes) + " bytes (corrupt)");
   if (used > img.info.saved_blocks || used > in.left() / (24 + g.block_bytes))
     in.fail("claims " + std::to_string(used) + " blocks in use (corrupt)");
   for (std::uint64_t i = 0; i < used; ++i) {
