@@ -80,19 +80,32 @@ def plot_throughput(res, path):
 
 
 def plot_fill(res, path):
+    """Throughput against the share of free slots, and beside it the rounds per request (mean
+    and warp maximum) from the probes suite when the file has it."""
     r = rows(res, "alloc")
     pts = sorted((float(params(n)[1]["free_pct"]), e) for n, e in r.items() if n.startswith("make_when_full/"))
     if not pts:
         return False
-    fig, ax = plt.subplots(figsize=(6.5, 4.5))
-    xs = [p for p, _ in pts]
-    ax.errorbar(xs, [rate_g(e) for _, e in pts], yerr=error_bars([e for _, e in pts], rate_g), marker="o", capsize=3)
-    ax.set_xscale("log")
-    ax.invert_xaxis()  # fuller heaps to the right
-    ax.set_xlabel("slots free when the requests start (%)")
+    probes = sorted((float(params(n)[1]["free_pct"]), e) for n, e in rows(res, "probes").items())
+    fig, axes = plt.subplots(1, 2 if probes else 1, figsize=(11 if probes else 6.5, 4.5), squeeze=False)
+    ax = axes[0][0]
+    ax.errorbar([p for p, _ in pts], [rate_g(e) for _, e in pts], yerr=error_bars([e for _, e in pts], rate_g),
+                marker="o", capsize=3)
     ax.set_ylabel("make throughput (G objects/s)")
-    ax.set_title(f"Allocation on a nearly full heap — {machine_label(res)}", fontsize=10)
-    ax.grid(True, which="both", alpha=0.3)
+    if probes:
+        pa = axes[0][1]
+        xs = [p for p, _ in probes]
+        pa.plot(xs, [stat(e, "probes_mean") for _, e in probes], marker="o", label="mean over requests")
+        pa.plot(xs, [stat(e, "probes_warp_max_mean") for _, e in probes], marker="s", linestyle="--",
+                label="mean over warps of the warp's largest")
+        pa.set_ylabel("rounds per request")
+        pa.legend(fontsize=8)
+    for a in axes[0]:
+        a.set_xscale("log")
+        a.invert_xaxis()  # fuller heaps to the right
+        a.set_xlabel("slots free when the requests start (%)")
+        a.grid(True, which="both", alpha=0.3)
+    fig.suptitle(f"Allocation on a nearly full heap — {machine_label(res)}", fontsize=10)
     fig.tight_layout()
     fig.savefig(path, dpi=120)
     plt.close(fig)

@@ -2,20 +2,21 @@
 # shellcheck source-path=SCRIPTDIR/..
 # The benchmark run: build, calibrate, run the suites, merge everything into one result file.
 #
-#   bench/run.sh                 # calibrate + alloc + doall + apps (the default set)
+#   bench/run.sh                 # calibrate + alloc + probes + doall + apps (the default set)
 #   bench/run.sh alloc doall     # a subset (calibration always runs first)
 #   bench/run.sh --list          # the suites and their time budgets
 #
 # Suites: calibrate (machine facts and ceilings), bitmap (slot search; not in the default set),
-# alloc (shoal_heap_bench), doall, apps (apps vs static SOA/AOS baselines). Each suite runs with
+# alloc (shoal_heap_bench), probes (the allocator's rounds per request on a nearly full heap),
+# doall, apps (apps vs static SOA/AOS baselines). Each suite runs with
 # --benchmark_out JSON under a time budget; the results go into bench/results/<gpu>-<date>.json,
 # merged with what an earlier run of the same day on the same GPU left there (so subsets run one
 # after the other end up in one file), and a summary is printed (bench/summary.py).
 #
 # Needs no network: cmake, ninja, a compiler (nvcc for the GPU), GoogleTest, Google Benchmark,
-# python3. On an H100 the suites' budgets add up to under 9 minutes and a build adds 1–2 minutes
+# python3. On an H100 the suites' budgets add up to about 10 minutes and a build adds 1–2 minutes
 # with 16 jobs; where a session kills commands at 10 minutes, run it as two calls (`bench/run.sh
-# alloc`, then `bench/run.sh doall apps`): both land in the same result file.
+# alloc probes`, then `bench/run.sh doall apps`): both land in the same result file.
 #
 # Environment:
 #   BENCH_BUILD    build tree (default build/cuda-release when nvcc is found, else build/cpu-release);
@@ -31,12 +32,12 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.." || exit 1
 . scripts/lib/common.sh
 
 declare -A BINARY=([calibrate]=shoal_calibrate_bench [bitmap]=shoal_bitmap_bench [alloc]=shoal_heap_bench
-                   [doall]=shoal_doall_bench [apps]=shoal_apps_bench)
+                   [probes]=shoal_alloc_probe_bench [doall]=shoal_doall_bench [apps]=shoal_apps_bench)
 # Seconds per suite on an H100 (quick profile): generous over the measured times, and together
 # with the build under the 10 minutes a GPU session allows one command.
-declare -A BUDGET=([calibrate]=45 [bitmap]=150 [alloc]=240 [doall]=90 [apps]=150)
-ALL_SUITES=(calibrate bitmap alloc doall apps)
-DEFAULT_SUITES=(calibrate alloc doall apps)
+declare -A BUDGET=([calibrate]=45 [bitmap]=150 [alloc]=240 [probes]=90 [doall]=90 [apps]=150)
+ALL_SUITES=(calibrate bitmap alloc probes doall apps)
+DEFAULT_SUITES=(calibrate alloc probes doall apps)
 
 if [[ "${1:-}" == "--list" || "${1:-}" == "-h" || "${1:-}" == "--help" ]]; then
   awk 'NR > 2 && /^#/ { sub(/^# ?/, ""); print; next } NR > 2 { exit }' "$0"

@@ -105,10 +105,15 @@ def section_alloc(res):
         bump = by.get((t, 16), {}).get("bump") if b == 16 else None
         print(f"| {pow2(t)} | {b} | {g('make')} | {g('make_per_warp')} | {g('destroy')} | {g('cuda_malloc')} | "
               f"{g('cuda_free')} | {ratio} | {spread(bump, rate(1e9)) if bump else '–'} |")
-    print("\n| slots free | requests | time µs | G objects/s |\n|---|---|---|---|")
+    # Rounds per request come from the probes suite (an instrumented build of the same measurement).
+    probes = {float(params(n)[1]["free_pct"]): e for n, e in rows(res, "probes").items()}
+    print("\n| slots free | requests | time µs | G objects/s | rounds per request: mean / warp max |")
+    print("|---|---|---|---|---|")
     sweep = [(float(params(n)[1]["free_pct"]), e) for n, e in r.items() if n.startswith("make_when_full/")]
     for pct, e in sorted(sweep, reverse=True):
-        print(f"| {pct:g}% | {num(stat(e, 'requests'))} | {spread(e, us)} | {spread(e, rate(1e9))} |")
+        pr = probes.get(pct)
+        rounds = f"{stat(pr, 'probes_mean'):.2f} / {stat(pr, 'probes_warp_max_mean'):.2f}" if pr else "–"
+        print(f"| {pct:g}% | {num(stat(e, 'requests'))} | {spread(e, us)} | {spread(e, rate(1e9))} | {rounds} |")
     for name, e in sorted(r.items()):
         kind, p = params(name)
         if kind == "churn":
@@ -258,7 +263,7 @@ def main():
     a = ap.parse_args()
     res = load(a.result)
     for name in a.section or list(SECTIONS):
-        if name == "calibrate" or name == "goals" or name in res.get("suites", {}):
+        if name in ("calibrate", "goals") or name in res.get("suites", {}):
             SECTIONS[name](res)
     failed = [b["name"] for s in res.get("suites", {}).values() for b in s.get("benchmarks", []) if b.get("error_occurred")]
     for name in failed:

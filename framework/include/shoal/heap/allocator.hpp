@@ -18,6 +18,14 @@
 #include "shoal/bitmap/warp_claim.hpp"
 #include "shoal/heap/heap_view.hpp"
 
+/// Probe counting for benchmarks (bench/alloc_probe_bench.cpp defines it before including
+/// Shoal): called by every lane leaving allocate() with the rounds it took part in — leader
+/// steps it waited for plus walk rounds it searched in — and whether it got a slot. Empty by
+/// default, so the round counter compiles away.
+#ifndef SHOAL_ALLOCATOR_PROBES
+#define SHOAL_ALLOCATOR_PROBES(rounds, served) ((void)(rounds), (void)(served))
+#endif
+
 namespace shoal::detail {
 
 /// Takes up to `want` from a reservation counter; returns how many it took (exact: CAS loop).
@@ -228,9 +236,11 @@ SHOAL_DEVICE inline void* allocate(const heap_view& h, std::uint32_t t) {
   void* result = nullptr;
   bool waiting = true;    // no decision for this lane yet
   bool reserved = false;  // holds a reservation in an existing block
+  std::uint32_t rounds = 0;  // for SHOAL_ALLOCATOR_PROBES only
   while (true) {
     const arch::lane_mask pending = arch::ballot(group, waiting);
     if (pending == 0) break;
+    rounds += waiting;
     std::uint32_t count = 0;
     std::uint64_t block = bitmap_npos;
     step s = step::retry;
@@ -253,6 +263,7 @@ SHOAL_DEVICE inline void* allocate(const heap_view& h, std::uint32_t t) {
   bool needs = reserved;
   const bitmap_ref active = h.active(t);
   while (arch::ballot(group, needs) != 0) {
+    rounds += needs;
     const std::uint64_t b = active.find_random(rng);
     std::uint64_t* word = b == bitmap_npos ? nullptr : &h.headers[b].free_slots;
     const std::uint64_t seen = word ? arch::load_relaxed(*word) : 0;
@@ -277,6 +288,7 @@ SHOAL_DEVICE inline void* allocate(const heap_view& h, std::uint32_t t) {
       needs = false;
     }
   }
+  SHOAL_ALLOCATOR_PROBES(rounds, result != nullptr);
   return result;
 }
 
