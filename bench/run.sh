@@ -26,6 +26,7 @@
 #   BENCH_OUT      result file (default bench/results/<gpu>-<date>.json)
 #   SHOAL_BENCH_PROFILE  quick (default) or full: the suites' size sets (bench/common/profile.hpp)
 #   BUDGET_<SUITE> seconds for one suite, e.g. BUDGET_ALLOC=300 (defaults in the table below)
+#   OUT            if set to a directory, the result file is also copied there
 set -uo pipefail
 
 cd "$(dirname "${BASH_SOURCE[0]}")/.." || exit 1
@@ -131,6 +132,10 @@ for s in "${run_list[@]}"; do [[ -f "$work/$s.json" ]] && args+=("$s=$work/$s.js
 python3 bench/merge_results.py --out "$OUT_FILE" --nvidia-smi "$work/nvidia-smi.csv" \
   --profile "${SHOAL_BENCH_PROFILE:-quick}" "${args[@]}" || failed+=("merge")
 python3 bench/summary.py "$OUT_FILE" || failed+=("summary")
+# On a lent GPU machine only what lands in $OUT comes back: a copy of the result file goes there.
+if [[ -n "${OUT:-}" && -d "$OUT" && -f "$OUT_FILE" ]]; then
+  cp "$OUT_FILE" "$OUT/" && echo "copied to $OUT/$(basename "$OUT_FILE")"
+fi
 
 shoal_section "bench/run.sh results"
 for s in "${run_list[@]}"; do printf '%-10s %s\n' "$s:" "${STATUS[$s]}"; done
