@@ -99,9 +99,14 @@ def plot_fill(res, path):
         pa.plot(xs, [stat(e, "probes_warp_max_mean") for _, e in probes], marker="s", linestyle="--",
                 label="mean over warps of the warp's largest")
         pa.set_ylabel("rounds per request")
+        top = max(stat(e, "probes_warp_max_mean") or 0 for _, e in probes)
+        pa.set_ylim(0, 1.15 * top if top > 0 else 1)  # from zero: small differences stay small
         pa.legend(fontsize=8)
+    ticks = [p for p, _ in pts]
     for a in axes[0]:
         a.set_xscale("log")
+        a.set_xticks(ticks, [f"{t:g}" for t in ticks])
+        a.minorticks_off()
         a.invert_xaxis()  # fuller heaps to the right
         a.set_xlabel("slots free when the requests start (%)")
         a.grid(True, which="both", alpha=0.3)
