@@ -107,7 +107,8 @@ TEST(SimCli, UnknownFlagsAndMissingValuesAreErrors) {
 }
 
 TEST(SimCli, ViewerOptionsThatDoNotFitAreErrors) {
-  expect_usage_error({"--frame-every", "3"}, "--frame-every");  // without --frames or --window
+  expect_usage_error({"--frame-every", "3"}, "--frame-every");  // without --frames
+  expect_usage_error({"--window", "--frame-every", "3"}, "--frames");  // the window shows what it can
   expect_usage_error({"--frame-size", "64x64"}, "--frame-size");
   expect_usage_error({"--screenshot-at", "3"}, "--window");
   expect_usage_error({"--frames", "d", "--frame-every", "0"}, "--frame-every");  // a bad value is still a bad value

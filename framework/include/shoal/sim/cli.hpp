@@ -258,8 +258,7 @@ class app_cli {
   int check_viewer() {
     auto& o = options_;
     if (frames_->count() > 0 && o.frames.empty()) return fail("--frames needs a directory name");
-    if (frame_every_->count() > 0 && o.frames.empty() && !o.window)
-      return fail("--frame-every needs --frames DIR or --window");
+    if (frame_every_->count() > 0 && o.frames.empty()) return fail("--frame-every needs --frames DIR");
     if (frame_size_->count() > 0 && o.frames.empty() && !o.window)
       return fail("--frame-size needs --frames DIR or --window");
     if (screenshot_at_->count() > 0 && !o.window) return fail("--screenshot-at needs --window");

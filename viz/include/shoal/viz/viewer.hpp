@@ -77,8 +77,11 @@ class viewer {
     scene_ = {0, 0, spec_.width, spec_.height - panel};
     if (panel > 0 && !spec_.chart_colours.empty()) {
       chart_area_ = {0, spec_.height - panel, spec_.width, panel};
-      // Samples at step 0 (or the resumed step) and every --frame-every steps up to --steps.
-      chart_.emplace(spec_.width, spec_.chart_colours, o.steps / o.frame_every + 1);
+      // With frames, a sample with every frame, so the chart in a frame depends only on its step
+      // and spans the whole run. With only the window, a sample with every picture shown (its
+      // populations are counted anyway; counting every step would cost more than it shows) and
+      // the chart spans the run so far.
+      chart_.emplace(spec_.width, spec_.chart_colours, o.frames.empty() ? 0 : o.steps / o.frame_every + 1);
     }
     if (o.window) {
       window_ = std::make_unique<window>(spec_.app, spec_.width, spec_.height);
@@ -109,21 +112,21 @@ class viewer {
   bool after_step(std::uint64_t step, Count&& count, Paint&& paint, sim::phase_timer* timer = nullptr) {
     if (!first_step_) first_step_ = step;
     last_step_ = step;
-    const bool sample = step % o_.frame_every == 0;
-    const bool to_file = writer_ != nullptr && sample;
+    const bool to_file = writer_ != nullptr && step % o_.frame_every == 0;
     bool to_window = false, shot = false;
     if (window_) {
       if (!handle(poll_window())) return false;
       shot = shot_requested_ || (o_.screenshot_at != 0 && step == o_.screenshot_at);
-      to_window = paused_ || shot || clock::now() - last_present_ >= interval_;
+      to_window = paused_ || shot || clock::now() - last_present_ >= std::max(interval_, 9 * present_cost_);
     }
-    if (!sample && !to_window) return true;
+    if (!to_file && !to_window) return true;
+    const bool sample = chart_ && (writer_ != nullptr ? to_file : to_window);
     std::optional<timed_frame> timed;
     if (timer != nullptr) timed.emplace(*timer);
+    const auto work_began = clock::now();
     arch::fill_bytes(values_.data(), 0, values_.bytes());
     count(values_.data());
-    if (sample && chart_) chart_->offer(samples_++, values_.data() + spec_.chart_first);
-    if (!to_file && !to_window) return true;
+    if (sample) chart_->offer(samples_++, values_.data() + spec_.chart_first);
     paint(canvas_.view(), scene_);
     if (chart_) draw_chart(canvas_.view(), chart_area_, chart_->view());
     if (to_file) {
@@ -131,7 +134,7 @@ class viewer {
       slot.capture(canvas_.view().pixels, values_.data());
       writer_->submit(slot, step, rate_now());
     }
-    if (to_window) return show(step, shot);
+    if (to_window) return show(step, shot, work_began);
     return true;
   }
 
@@ -175,15 +178,23 @@ class viewer {
   }
 
   /// Presents the canvas painted for `step` (waits for it: the window is interactive, not fast).
-  bool show(std::uint64_t step, bool shot) {
+  /// `work_began`: when painting it started.
+  bool show(std::uint64_t step, bool shot, clock::time_point work_began) {
+    const auto before_sync = clock::now();
     arch::synchronize();
+    const auto after_sync = clock::now();
     arch::copy_to_host(frame_.pixels.data(), canvas_.view().pixels, canvas_.bytes());
     std::vector<unsigned long long> v(values_.size());
     arch::copy_to_host(v.data(), values_.data(), values_.bytes());
     draw_overlay(frame_.view(), overlay_lines(o_.overlay, spec_.labels, v.data(), step, rate_now()));
     image back;
     window_->present(frame_.view(), shot ? &back : nullptr);
-    last_present_ = clock::now();
+    // The next picture waits at least 9 times what this one cost: however slow drawing is (a
+    // software renderer, a slow link to the X server), the window takes at most a tenth of the time.
+    // Waiting for the steps queued before the picture is not its cost (cuda); painting is (cpu).
+    const auto now = clock::now();
+    present_cost_ = (before_sync - work_began) + (now - after_sync);
+    last_present_ = now;
     if (shot) {
       shot_requested_ = false;
       const std::string path = frame_path(o_.frames.empty() ? "." : o_.frames, spec_.app + "_screenshot", step);
@@ -195,7 +206,7 @@ class viewer {
     // Paused: wait here for keys, the loop resumes for one step on n.
     while (paused_ && !single_) {
       if (!handle(window_->wait(50))) return false;
-      if (shot_requested_) return show(step, true);
+      if (shot_requested_) return show(step, true, clock::now());
     }
     single_ = false;
     if (was_paused && !paused_) window_->set_title(spec_.app + "  step " + std::to_string(step));
@@ -214,6 +225,7 @@ class viewer {
   image frame_;
   clock::time_point started_, last_present_{}, last_poll_{};
   std::chrono::duration<double> interval_{1.0 / 60};
+  std::chrono::duration<double> present_cost_{0};
   std::optional<std::uint64_t> first_step_;
   std::uint64_t last_step_ = 0;
   bool paused_ = false, single_ = false, shot_requested_ = false;
