@@ -221,7 +221,7 @@ TEST(Checkpoint, HeapTooSmallIsRefusedAndLeftUnchanged) {
   rt.save_heap(w);
   const checkpoint::reader r(w.bytes(), "memory");
 
-  GraphRuntime tiny(64 << 10);
+  GraphRuntime tiny(64 << 10);  // fewer blocks than the checkpoint has in use: no packing helps
   arch::device_buffer<Link*> few(10);
   build_graph(tiny, few.data(), 10);
   const auto tiny_before = dump(tiny, 10);
@@ -233,6 +233,40 @@ TEST(Checkpoint, HeapTooSmallIsRefusedAndLeftUnchanged) {
   }
   EXPECT_EQ(tiny.verify(), "");
   EXPECT_EQ(dump(tiny, 10), tiny_before);
+}
+
+TEST(Checkpoint, FewerBlocksThanTheHighestUsedOnePacksThemInOrder) {
+  // Blocks are opened at random, so a heap's blocks in use spread over all of it; the other
+  // backend's larger bookkeeping leaves fewer blocks in the same bytes. Such a load packs the
+  // blocks into the lowest ones, in their order, and relocates pointers to where they went.
+  SHOAL_REQUIRE_DEVICE();
+  const std::uint64_t n = graph_links;
+  GraphRuntime rt(4 << 20);
+  arch::device_buffer<Link*> roots(n);
+  build_graph(rt, roots.data(), n);
+  const auto before = dump(rt, n);
+  const auto before_roots = root_ids(rt, roots.data(), n);
+  checkpoint::writer w;
+  rt.save_heap(w);
+  rt.save_pointers(w, "roots", roots.data(), n);
+  const checkpoint::reader r(w.bytes(), "memory");
+  const auto img = checkpoint::detail::parse_heap<Graph>(r.section(checkpoint::section_kind::heap, "heap"), "x");
+
+  GraphRuntime small(std::size_t{3} << 20);
+  ASSERT_GT(img.info.blocks_needed, small.blocks()) << "the saved blocks did not spread: nothing to pack";
+  ASSERT_LE(img.index.size(), small.blocks());
+  arch::device_buffer<Link*> small_roots(n);
+  small.load_heap(r);
+  small.load_pointers(r, "roots", small_roots.data(), n);
+  EXPECT_EQ(small.verify(), "");
+  EXPECT_EQ(dump(small, n), before);
+  EXPECT_EQ(root_ids(small, small_roots.data(), n), before_roots);
+  EXPECT_EQ(small.stats().blocks - small.stats().free_blocks, img.index.size());
+  // Packed in order: the i-th block in use is block i.
+  const std::vector<Link*> placed = small_roots.download();
+  const auto first = reinterpret_cast<std::uintptr_t>(small.view().data);
+  for (Link* l : placed)
+    if (l != nullptr) EXPECT_LT((detail::block_address_of(detail::bits_of(l)) - first) / small.block_bytes(), img.index.size());
 }
 
 TEST(Checkpoint, PointersThatAreNotIntoTheHeapAreNotSaved) {

@@ -45,8 +45,10 @@ namespace sd = shoal::detail;
 /// Maps heap pointers between a heap in memory and the file's position-independent form.
 class pointer_codec {
  public:
-  explicit pointer_codec(const sd::heap_view& v)
-      : data_(reinterpret_cast<std::uintptr_t>(v.data)), block_bytes_(v.block_bytes), blocks_(v.blocks) {
+  /// `packed`: when the saved blocks are packed into the lowest blocks on load, the saved
+  /// indices of the blocks in use, in order (see block placement in restore_heap).
+  explicit pointer_codec(const sd::heap_view& v, const std::vector<std::uint64_t>* packed = nullptr)
+      : data_(reinterpret_cast<std::uintptr_t>(v.data)), block_bytes_(v.block_bytes), blocks_(v.blocks), packed_(packed) {
     for (std::uint32_t t = 0; t < v.num_types; ++t) capacity_[t] = v.capacity[t];
     num_types_ = v.num_types;
   }
@@ -67,11 +69,22 @@ class pointer_codec {
     if (f == 0) return 0;
     if (!valid_bits(f, targets, why)) return 0;
     const std::uint64_t number = (f & sd::block_address_mask) >> sd::proxy_bits;
-    if (number == 0 || number > blocks_) {
-      why = "names block " + std::to_string(number) + " - 1 of a heap of " + std::to_string(blocks_) + " blocks";
+    if (number == 0) {
+      why = "has no block";
       return 0;
     }
-    return (f & ~sd::block_address_mask) | (data_ + (number - 1) * block_bytes_);
+    std::uint64_t index = number - 1;
+    if (packed_ != nullptr) {
+      const auto it = std::lower_bound(packed_->begin(), packed_->end(), index);
+      // A dangling pointer into a block that was not in use has no block to go to: null.
+      if (it == packed_->end() || *it != index) return 0;
+      index = static_cast<std::uint64_t>(it - packed_->begin());
+    }
+    if (index >= blocks_) {
+      why = "names block " + std::to_string(index) + " of a heap of " + std::to_string(blocks_) + " blocks";
+      return 0;
+    }
+    return (f & ~sd::block_address_mask) | (data_ + index * block_bytes_);
   }
 
  private:
@@ -87,6 +100,7 @@ class pointer_codec {
 
   std::uintptr_t data_;
   std::uint64_t block_bytes_, blocks_;
+  const std::vector<std::uint64_t>* packed_;
   std::uint32_t capacity_[sd::max_types] = {};
   std::uint32_t num_types_ = 0;
 };
@@ -268,16 +282,30 @@ heap_image parse_heap(std::span<const std::byte> payload, const std::string& wha
   return img;
 }
 
+/// Block placement. Saved blocks keep their indices when the heap has room for the highest one.
+/// Otherwise (the same bytes hold fewer blocks on the other backend, whose counters take more
+/// room, and blocks in use are spread over the whole heap) they are packed into the lowest
+/// blocks in their order, so that heap order is still the saved one; pointers follow them, and a
+/// dangling pointer into a block that was not in use becomes null. True when packing.
+inline bool packs_blocks(const heap_image& img, const sd::heap_view& v, const std::string& what) {
+  if (img.info.blocks_needed <= v.blocks) return false;
+  if (img.index.size() > v.blocks)
+    throw checkpoint_error(what + " needs a heap of at least " + std::to_string(img.index.size()) +
+                           " blocks (it was saved from " + std::to_string(img.info.heap_bytes) +
+                           " bytes); this heap has " + std::to_string(v.blocks));
+  return true;
+}
+
 /// Replaces the contents of heap `v` (cleared, quiescent) with `img`. Everything is checked and
 /// relocated on the host first, so a bad file leaves the device untouched.
 template <class Heap>
 void restore_heap(const sd::heap_view& v, const heap_image& img, const std::string& what) {
-  if (img.info.blocks_needed > v.blocks)
-    throw checkpoint_error(what + " needs a heap of at least " + std::to_string(img.info.blocks_needed) +
-                           " blocks (it was saved from " + std::to_string(img.info.heap_bytes) +
-                           " bytes); this heap has " + std::to_string(v.blocks));
+  const bool packed = packs_blocks(img, v, what);
+  std::vector<std::uint64_t> placed = img.index;
+  if (packed)
+    for (std::size_t i = 0; i < placed.size(); ++i) placed[i] = i;
   std::vector<std::byte> data(img.data.begin(), img.data.end());
-  const pointer_codec codec(v);
+  const pointer_codec codec(v, packed ? &img.index : nullptr);
   for_each_live_pointer(pointer_fields<Heap>(), img.headers, data.data(), v.block_bytes, v,
                         [&](std::uint64_t f, std::uint32_t targets, std::uint32_t type) {
                           std::string why;
@@ -295,8 +323,8 @@ void restore_heap(const sd::heap_view& v, const heap_image& img, const std::stri
   auto set = [&](std::uint64_t map, std::uint64_t b) { maps[map * words + b / 64] |= std::uint64_t{1} << (b % 64); };
   auto counters = std::make_unique<sd::heap_counters>();
   long long free_slots[sd::max_types] = {};
-  for (std::size_t i = 0; i < img.index.size(); ++i) {
-    const std::uint64_t b = img.index[i];
+  for (std::size_t i = 0; i < placed.size(); ++i) {
+    const std::uint64_t b = placed[i];
     const auto& h = img.headers[i];
     headers[b] = h;
     set(1 + h.type, b);
@@ -315,7 +343,7 @@ void restore_heap(const sd::heap_view& v, const heap_image& img, const std::stri
   for (std::uint64_t m = 0; m < 1 + 2 * Heap::num_types; ++m) fill_levels(maps.data() + m * words, v.layout);
 
   // Only copies from here on, no launches: a load costs no more than its bytes.
-  copy_blocks(v, img.index, data.data(), false);
+  copy_blocks(v, placed, data.data(), false);
   arch::copy_to_device(v.headers, headers.data(), headers.size() * sizeof(sd::block_header));
   arch::copy_to_device(v.bitmap_words, maps.data(), maps.size() * sizeof(std::uint64_t));
   arch::fill_bytes(v.errors, 0, sizeof(sd::heap_errors));
@@ -346,15 +374,16 @@ std::vector<std::byte> capture_pointers(const sd::heap_view& v, const void* devi
   return out;
 }
 
+/// Relocates a "pointers" section into heap `v`, which holds `img` (placed as restore_heap did).
 template <class Heap>
-void restore_pointers(const sd::heap_view& v, std::span<const std::byte> payload, void* device, std::uint64_t n,
-                      std::uint32_t targets, const std::string& what) {
+void restore_pointers(const sd::heap_view& v, const heap_image& img, std::span<const std::byte> payload,
+                      void* device, std::uint64_t n, std::uint32_t targets, const std::string& what) {
   byte_source in(payload, what);
   const auto count = in.get<std::uint64_t>();
   if (count != n)
     in.fail("holds " + std::to_string(count) + " pointers; " + std::to_string(n) + " were asked for");
   if (in.left() != n * 8) in.fail("has " + std::to_string(in.left()) + " bytes for " + std::to_string(n) + " pointers (corrupt)");
-  const pointer_codec codec(v);
+  const pointer_codec codec(v, packs_blocks(img, v, what) ? &img.index : nullptr);
   std::vector<std::uint64_t> p(n);
   for (std::uint64_t i = 0; i < n; ++i) {
     std::string why;

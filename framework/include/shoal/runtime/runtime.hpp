@@ -309,7 +309,7 @@ class runtime {
     const checkpoint::reader r(path);
     const auto info = checkpoint::detail::parse_heap<Heap>(r.section(checkpoint::section_kind::heap, "heap"), r.name()).info;
     // The bookkeeping after the blocks differs between backends (counter shards), so the same
-    // byte size may give fewer blocks here: grow until the saved blocks fit.
+    // byte size may give fewer blocks here: grow until every saved block keeps its index.
     std::size_t bytes = std::max<std::size_t>(heap_bytes, info.heap_bytes);
     runtime rt(bytes);
     while (rt.blocks() < info.blocks_needed) {
@@ -352,13 +352,14 @@ class runtime {
                                                      checkpoint::detail::subclass_mask<Heap, std::remove_cv_t<T>>(), name));
   }
   /// Fills the device array with the `n` pointers of section `name`, relocated into this heap
-  /// (load the heap first). Throws checkpoint_error if the section is missing or holds another count.
+  /// (load the heap from the same checkpoint first). Throws checkpoint_error if the section is missing or holds another count.
   template <class T>
   void load_pointers(const checkpoint::reader& r, std::string_view name, T** device_array, std::size_t n) {
     static_assert(Heap::template contains<std::remove_cv_t<T>>, "load_pointers: T must be a class of this heap");
     synchronize();
+    const auto img = checkpoint::detail::parse_heap<Heap>(r.section(checkpoint::section_kind::heap, "heap"), r.name());
     checkpoint::detail::restore_pointers<Heap>(
-        view_, r.section(checkpoint::section_kind::pointers, name), device_array, n,
+        view_, img, r.section(checkpoint::section_kind::pointers, name), device_array, n,
         checkpoint::detail::subclass_mask<Heap, std::remove_cv_t<T>>(), r.name() + ": pointers '" + std::string(name) + "'");
   }
 
