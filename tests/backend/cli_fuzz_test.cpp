@@ -54,7 +54,8 @@ std::vector<app_parser> apps() {
 }
 
 const std::vector<std::string> shared_flags = {"--steps", "--seed", "--heap-mb", "--csv", "--csv-every",
-                                               "--frames", "--frame-every", "--window", "--quiet", "--timing",
+                                               "--frames", "--frame-every", "--frame-size", "--overlay", "--window",
+                                               "--screenshot-at", "--quiet", "--timing",
                                                "--checkpoint", "--checkpoint-every", "--resume", "--help", "-h"};
 const std::vector<std::string> odd_flags = {"--bogus", "-x", "--", "-", "---steps", "--STEPS", "--steps=",
                                             "positional", "--width=--height", "--help-all"};
@@ -124,6 +125,13 @@ std::vector<std::string> generate(std::mt19937_64& rng, const app_parser& app, c
 TEST(CliFuzz, EveryAppsParserEndsInRunHelpOrOneErrorLine) {
   const auto list = apps();
   const fixture_files files = make_files(list);
+  // A parse that succeeds creates the --frames directory, whatever token ended up its value:
+  // run in the fixture's directory, which the test removes, not wherever ctest started it.
+  struct in_directory {
+    fs::path previous = fs::current_path();
+    explicit in_directory(const fs::path& d) { fs::current_path(d); }
+    ~in_directory() { fs::current_path(previous); }
+  } const cwd(files.dir);
   std::mt19937_64 rng(20261122);
 #if defined(__SANITIZE_THREAD__) || defined(__SANITIZE_ADDRESS__)
   constexpr int per_app = 500;  // each parse (and its captured output) is many times slower there
@@ -174,6 +182,7 @@ TEST(CliFuzz, EveryAppsParserEndsInRunHelpOrOneErrorLine) {
   std::printf("cli fuzz: %llu argument lists: %llu run, %llu help, %llu usage errors\n",
               static_cast<unsigned long long>(runs + helps + errors), static_cast<unsigned long long>(runs),
               static_cast<unsigned long long>(helps), static_cast<unsigned long long>(errors));
+  fs::current_path(cwd.previous);
   fs::remove_all(files.dir);
 }
 
