@@ -137,7 +137,7 @@ inline CLI::Validator frame_size() {
                         std::to_string(max_frame_side) + ", got '" + text + "'";
         return {};
       },
-      "WxH", "frame_size");
+      std::to_string(min_frame_side) + ".." + std::to_string(max_frame_side), "frame_size");
 }
 
 /// The shared command line of one app. Add the app's own options to app() before parse().
