@@ -219,27 +219,9 @@ void make_mixed(HiveRuntime& rt, std::uint64_t n, tally* t) {
   });
 }
 
-// Two of these tests do not finish on the H100 (they ran past 150 s, at 96 and at 12 MiB): heap
-// exhaustion of three classes while 10^5–10^6 threads free and allocate. Suspected: a request
-// that finds its class exhausted decides "full" only in a moment without block operations, and
-// returning an emptied block waits for its slots' credits, which concurrent reservations keep
-// taking; under that contention neither may happen for a long time. Until that is fixed they are
-// skipped on the GPU, loudly (scripts/gpu-check.sh counts a skip as a failure); see
-// docs/RELIABILITY.md. The cpu backend runs them.
-#if defined(SHOAL_BACKEND_CUDA)
-#define SHOAL_SKIP_KNOWN_GPU_STARVATION() \
-  GTEST_SKIP() << "known issue: does not finish on the GPU (allocator starvation under exhaustion; docs/RELIABILITY.md)"
-#else
-#define SHOAL_SKIP_KNOWN_GPU_STARVATION() (void)0
-#endif
-
 TEST(Stress, NearlyFullHeapOfThreeClassesUnderReplacement) {
   SHOAL_REQUIRE_DEVICE();
-  SHOAL_SKIP_KNOWN_GPU_STARVATION();
   oversubscribe threads;
-  // On the H100 a 96 MiB heap (1.5 million replacing threads) did not finish within 150 s: a
-  // request whose class has no slot and no free block decides "full" only in a moment without
-  // block operations, which continuous replacement at 99.9% rarely leaves (docs/RELIABILITY.md).
   HiveRuntime rt(std::size_t{96} << 20 >> (scale_down > 1 ? 4 : 3));
   arch::device_buffer<tally> tb(1);
   tb.zero();
@@ -298,7 +280,6 @@ TEST(Stress, HotSpotChurnInOneBlock) {
 
 TEST(Stress, RepeatedExhaustionAndRecovery) {
   SHOAL_REQUIRE_DEVICE();
-  SHOAL_SKIP_KNOWN_GPU_STARVATION();
   oversubscribe threads;
   HiveRuntime rt(std::size_t{16} << 20 >> (scale_down > 1 ? 3 : 0));
   arch::device_buffer<tally> tb(1);

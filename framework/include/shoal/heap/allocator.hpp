@@ -94,11 +94,12 @@ SHOAL_DEVICE inline bool nothing_available(const heap_view& h, std::uint32_t t) 
   return true;
 }
 
-/// Gives `bits` of block b (of type t) back: the release half of the protocol, used by
-/// destroy (`credit`: the slots become available to reservations) and by an allocation that
-/// found the block re-typed under its feet (no credit: those slots were never reserved).
-SHOAL_DEVICE inline void release_slots(const heap_view& h, std::uint64_t b, std::uint32_t t,
-                                       std::uint64_t bits, bool credit) {
+/// Gives `bits` of block b (of type t) back; true when the block is now entirely free (the caller
+/// then owes return_if_empty()). Used by destroy (`credit`: the slots become available to
+/// reservations) and by an allocation that found the block re-typed under its feet (no credit:
+/// those slots were never reserved, their credits are still counted).
+SHOAL_DEVICE inline bool give_back_slots(const heap_view& h, std::uint64_t b, std::uint32_t t,
+                                         std::uint64_t bits, bool credit) {
   block_header& hdr = h.headers[b];
   // A destroyed object must never be visited by a do-all in progress, even once its slot holds a
   // new object: take it out of the do-all snapshot before the slot can be reused.
@@ -107,22 +108,33 @@ SHOAL_DEVICE inline void release_slots(const heap_view& h, std::uint64_t b, std:
   if (prev == 0) h.active(t).set(b);  // full → has room: we own the transition
   // Count the slots only now that their block is findable through active[t].
   if (credit) credit_available(h, t, arch::popc(bits));
+  return (prev | bits) == h.full_mask(t);
+}
+
+/// Tries to return block b of type t, which is entirely free, to the free blocks; the caller holds
+/// b's return token. False when the block stays in use: an allocation took one of its slots.
+///
+/// First its slots are un-counted: it collects `capacity` credits of t, keeping what it has
+/// collected while it waits (handing partial amounts back and retrying would let two returners
+/// take turns for ever). It gets them or sees its block in use: every credit it lacks is either
+/// still to be counted by another freer of this block, or held by a reservation that is about to
+/// claim a slot — of this block (in use: stop) or of another one (that credit was not this
+/// block's). Credits suffice for all returners at once, as each returns a distinct block (the
+/// token) and wants that block's own slots. No allocation holds a reservation while it waits for
+/// anything, so the wait is short. Then one CAS (all free → nothing to take) invalidates the
+/// block, so that no allocation can slip in, and it goes back to the free blocks.
+SHOAL_DEVICE inline bool try_return_block(const heap_view& h, std::uint64_t b, std::uint32_t t) {
+  block_header& hdr = h.headers[b];
   const std::uint64_t full = h.full_mask(t);
-  if ((prev | bits) != full) return;
-  // The block is empty. Un-count its slots, then invalidate it with one CAS (all free →
-  // nothing to take) so that no allocation can slip in, and return it. Another freer of this
-  // block may not have counted its slot yet: wait for it, unless an allocation takes a slot of
-  // this block meanwhile (then the block stays in use). One of the two happens: reservations
-  // that drain the count must claim slots, and only this block has the missing ones.
   const long long capacity = h.capacity[t];
+  if (arch::load_relaxed(hdr.free_slots) != full) return false;
   enter_block_operation(h);
-  while (true) {
-    const long long got = take_available(h, t, capacity);
-    if (got == capacity) break;
-    if (got > 0) credit_available(h, t, got);
+  long long held = 0;
+  while ((held += take_available(h, t, capacity - held)) < capacity) {
     if (arch::load_relaxed(hdr.free_slots) != full) {
+      if (held > 0) credit_available(h, t, held);
       leave_block_operation(h);
-      return;
+      return false;
     }
     arch::spin_pause();
   }
@@ -130,14 +142,44 @@ SHOAL_DEVICE inline void release_slots(const heap_view& h, std::uint64_t b, std:
   if (!arch::compare_exchange(hdr.free_slots, expected, std::uint64_t{0})) {
     credit_available(h, t, capacity);  // an allocation got in first: keep the block
     leave_block_operation(h);
-    return;
+    return false;
   }
   h.active(t).clear(b);
   h.allocated(t).clear(b);
   arch::store_relaxed(hdr.type, no_type);
+  // Let go of the token before the block can be reopened: its next emptying needs it.
+  arch::store_release(hdr.returning, 0u);
   h.free_blocks().set(b);
   arch::fetch_add(free_block_count(h), 1ll);  // after the bit: a reserved block is findable
   leave_block_operation(h);
+  return true;
+}
+
+/// Returns block b to the free blocks if it is (still) entirely free. One thread at a time tries
+/// (b's return token): two returners of one block would each wait for the block's credits, which
+/// exist once. A thread that finds the token taken leaves: the holder checks the block again after
+/// letting go of the token, and the fences make sure that it then sees this thread's freed slots.
+SHOAL_DEVICE inline void return_if_empty(const heap_view& h, std::uint64_t b) {
+  block_header& hdr = h.headers[b];
+  while (true) {
+    arch::fence();  // our freed slots before the token: pairs with the fence after letting go
+    std::uint32_t idle = 0;
+    if (!arch::compare_exchange_acquire(hdr.returning, idle, 1u)) return;
+    // The type is stable while we hold the token, unless the block is free (then nothing to do):
+    // only a returner changes the type of a block in use.
+    const std::uint32_t t = arch::load_relaxed(hdr.type);
+    if (t != no_type && try_return_block(h, b, t)) return;
+    arch::store_release(hdr.returning, 0u);
+    arch::fence();
+    const std::uint32_t now = arch::load_relaxed(hdr.type);
+    if (now == no_type || arch::load_relaxed(hdr.free_slots) != h.full_mask(now)) return;
+  }
+}
+
+/// give_back_slots() and, when that emptied the block, return_if_empty().
+SHOAL_DEVICE inline void release_slots(const heap_view& h, std::uint64_t b, std::uint32_t t,
+                                       std::uint64_t bits, bool credit) {
+  if (give_back_slots(h, b, t, bits, credit)) return_if_empty(h, b);
 }
 
 /// Turns free block b into a block of type t whose first `taken` slots are in use (fresh
@@ -222,45 +264,16 @@ SHOAL_DEVICE inline step reserve_or_open(const heap_view& h, std::uint32_t t, st
   return step::retry;
 }
 
-/// Allocates one slot of type t for every calling lane; nullptr when the heap is full.
-/// Lanes asking for the same type are served together: their leader reserves slots in
-/// existing blocks or opens fresh blocks for them (handing out fresh slots in lane order), and
-/// every lane walks active[t] to pool the slots found for the lanes holding reservations
-/// (one atomic per block).
-SHOAL_DEVICE inline void* allocate(const heap_view& h, std::uint32_t t) {
-  const arch::lane_mask group = arch::match_any(arch::active_lanes(), t);
-  const int leader = arch::lowest_bit(group);
+/// The walk for lanes holding reservations in existing blocks (`needs`): every lane of `group`
+/// walks active[t] and the slots found are pooled, one atomic per block, until each reserving
+/// lane has one. Reserved slots exist, so the walk ends. A block that a lane emptied by handing
+/// back slots it had claimed in a re-typed block goes to `deferred`: its return, which may wait,
+/// must wait until the lane has left this warp-wide loop, whose other lanes may hold the very
+/// reservations that the return waits for.
+SHOAL_DEVICE inline void claim_reserved(const heap_view& h, std::uint32_t t, arch::lane_mask group, bool needs,
+                                        walk_rng& rng, void*& result, std::uint64_t& deferred,
+                                        std::uint32_t& rounds) {
   const std::uint32_t capacity = h.capacity[t];
-  walk_rng rng = walk_rng::for_this_lane(reinterpret_cast<std::uintptr_t>(&rng) + t);
-
-  void* result = nullptr;
-  bool waiting = true;    // no decision for this lane yet
-  bool reserved = false;  // holds a reservation in an existing block
-  std::uint32_t rounds = 0;  // for SHOAL_ALLOCATOR_PROBES only
-  while (true) {
-    const arch::lane_mask pending = arch::ballot(group, waiting);
-    if (pending == 0) break;
-    rounds += waiting;
-    std::uint32_t count = 0;
-    std::uint64_t block = bitmap_npos;
-    step s = step::retry;
-    if (arch::lane_id() == leader) s = reserve_or_open(h, t, arch::popc(pending), rng, count, block);
-    s = static_cast<step>(arch::shuffle(group, static_cast<int>(s), leader));
-    count = arch::shuffle(group, count, leader);
-    block = arch::shuffle(group, block, leader);
-    const std::uint32_t k = static_cast<std::uint32_t>(arch::rank_in(pending));
-    if (s == step::full) {
-      if (arch::lane_id() == leader) record_failed_allocations(h, t, arch::popc(pending));
-      break;
-    }
-    if (!waiting || k >= count) continue;
-    waiting = false;
-    if (s == step::reserved) reserved = true;
-    if (s == step::opened) result = reinterpret_cast<void*>(encode_pointer(h.block(block), k, capacity, t));
-  }
-
-  // Reserved slots in existing blocks: walk until every reserving lane has one.
-  bool needs = reserved;
   const bitmap_ref active = h.active(t);
   while (arch::ballot(group, needs) != 0) {
     rounds += needs;
@@ -277,7 +290,12 @@ SHOAL_DEVICE inline void* allocate(const heap_view& h, std::uint32_t t) {
       if (c.emptied_word()) h.active(bt).clear(b);
       if (bt != t) {
         type_ok = false;
-        release_slots(h, b, bt, c.claimed(), false);
+        if (give_back_slots(h, b, bt, c.claimed(), false)) {
+          // Twice in one allocation (two blocks re-typed within one walk) is beyond what can be
+          // put off: return the first now.
+          if (deferred != bitmap_npos) return_if_empty(h, deferred);
+          deferred = b;
+        }
       }
     }
     const int src = c.owner >= 0 ? c.owner : arch::lane_id();
@@ -288,6 +306,45 @@ SHOAL_DEVICE inline void* allocate(const heap_view& h, std::uint32_t t) {
       needs = false;
     }
   }
+}
+
+/// Allocates one slot of type t for every calling lane; nullptr when the heap is full.
+/// Lanes asking for the same type are served together: in each round their leader reserves slots
+/// in existing blocks or opens a fresh block for them (handing out fresh slots in lane order), and
+/// the lanes that got reservations claim their slots (claim_reserved) before the next round, so
+/// that no lane holds a reservation while its leader waits to decide that the heap is full.
+SHOAL_DEVICE inline void* allocate(const heap_view& h, std::uint32_t t) {
+  const arch::lane_mask group = arch::match_any(arch::active_lanes(), t);
+  const int leader = arch::lowest_bit(group);
+  const std::uint32_t capacity = h.capacity[t];
+  walk_rng rng = walk_rng::for_this_lane(reinterpret_cast<std::uintptr_t>(&rng) + t);
+
+  void* result = nullptr;
+  bool waiting = true;  // no decision for this lane yet
+  std::uint64_t deferred = bitmap_npos;  // see claim_reserved
+  std::uint32_t rounds = 0;  // for SHOAL_ALLOCATOR_PROBES only
+  while (true) {
+    const arch::lane_mask pending = arch::ballot(group, waiting);
+    if (pending == 0) break;
+    rounds += waiting;
+    std::uint32_t count = 0;
+    std::uint64_t block = bitmap_npos;
+    step s = step::retry;
+    if (arch::lane_id() == leader) s = reserve_or_open(h, t, arch::popc(pending), rng, count, block);
+    s = static_cast<step>(arch::shuffle(group, static_cast<int>(s), leader));
+    count = arch::shuffle(group, count, leader);
+    block = arch::shuffle(group, block, leader);
+    if (s == step::full) {
+      if (arch::lane_id() == leader) record_failed_allocations(h, t, arch::popc(pending));
+      break;
+    }
+    const bool served = waiting && static_cast<std::uint32_t>(arch::rank_in(pending)) < count;
+    if (served) waiting = false;
+    if (served && s == step::opened)
+      result = reinterpret_cast<void*>(encode_pointer(h.block(block), arch::rank_in(pending), capacity, t));
+    if (s == step::reserved) claim_reserved(h, t, group, served, rng, result, deferred, rounds);
+  }
+  if (deferred != bitmap_npos) return_if_empty(h, deferred);
   SHOAL_ALLOCATOR_PROBES(rounds, result != nullptr);
   return result;
 }

@@ -19,7 +19,7 @@ struct alignas(32) block_header {
   std::uint64_t free_slots;  ///< 1 = slot free; a free block holds 0 ("nothing to take")
   std::uint64_t iteration;   ///< occupancy snapshot for do-all
   std::uint32_t type;        ///< type id, or no_type for a free block
-  std::uint32_t reserved;
+  std::uint32_t returning;   ///< 1 while a thread tries to return the emptied block (0 at rest)
 };
 
 /// Sticky device-side record of what went wrong, read by the host after launches.

@@ -108,7 +108,7 @@ class runtime {
       headers[b].free_slots = 0;
       headers[b].iteration = 0;
       headers[b].type = detail::no_type;
-      headers[b].reserved = 0;
+      headers[b].returning = 0;
     });
     arch::fill_bytes(v.bitmap_words, 0,
                      (1 + 2 * Heap::num_types) * v.layout.total_words * sizeof(std::uint64_t));
@@ -403,6 +403,7 @@ class runtime {
       const auto& h = headers[b];
       std::ostringstream os;
       os << "block " << b << ": ";
+      if (h.returning != 0) return os.str() + "a return of this block is still in flight";
       if (h.type == detail::no_type) {
         if (!bit(maps[0], b)) return os.str() + "free block missing from the free bitmap";
         if (h.free_slots != 0) return os.str() + "free block with free_slots != 0";
