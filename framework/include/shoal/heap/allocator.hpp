@@ -14,6 +14,7 @@
 
 #include "shoal/arch/atomic.hpp"
 #include "shoal/arch/lanes.hpp"
+#include "shoal/arch/launch.hpp"
 #include "shoal/bitmap/bitmap_ref.hpp"
 #include "shoal/bitmap/warp_claim.hpp"
 #include "shoal/heap/heap_view.hpp"
@@ -379,7 +380,10 @@ SHOAL_DEVICE inline void deallocate(const heap_view& h, const void* p) {
   const std::uint64_t b = h.block_of(bits);
   const arch::lane_mask same_block = arch::match_any(arch::active_lanes(), b);
   const std::uint64_t slots = arch::reduce_or(same_block, std::uint64_t{1} << slot_of(bits));
-  if (arch::lowest_bit(same_block) == arch::lane_id()) release_slots(h, b, type_of(bits), slots, true);
+  if (arch::lowest_bit(same_block) == arch::lane_id()) {
+    release_slots(h, b, type_of(bits), slots, true);
+    arch::count_destroy();  // a do-all visit in this warp reads its next snapshot word again
+  }
 }
 
 }  // namespace shoal::detail

@@ -2,14 +2,20 @@
 /// @file
 /// Parallel do-all (DESIGN §6), bulk creation, and sequential iteration from device code.
 ///
-/// A do-all over class U is two launches and no host synchronisation: (1) enumeration compacts
+/// A do-all over class U is two launches and no host synchronisation (on Hopper the second is
+/// launched as a dependent of the first, so its launch latency hides behind the first's work):
+/// (1) enumeration compacts
 /// the set bits of allocated[U] into a dense list of blocks and snapshots each block's occupancy
 /// into its `iteration` word; (2) the visit launch, sized on the device from the list length,
 /// runs capacity(U) consecutive threads per listed block, thread i visiting slot i % capacity of
 /// block list[i / capacity] if that slot's snapshot bit is still set. Semantics: every object
 /// live when the do-all starts is visited exactly once; objects created during it are not
 /// visited (a fresh slot's snapshot bit is 0); an object destroyed during it is not visited
-/// after its destruction (destroy clears its snapshot bit before the slot can be reused).
+/// after its destruction (destroy clears its snapshot bit before the slot can be reused) when the
+/// destruction comes before the visit: by the object itself, by objects visited earlier by the
+/// same warp (on the GPU) or thread, or before the do-all. A destroy by a thread running at the
+/// same time in another warp is concurrent with the visit, as any two threads using one object
+/// without synchronisation are; the snapshot word is read one item ahead (see for_each_listed).
 
 #include <cstdint>
 #include <type_traits>
@@ -73,6 +79,8 @@ inline void enumerate_blocks(const heap_view& h, std::uint32_t t, std::uint32_t*
   block_header* headers = h.headers;
   const std::uint64_t full = h.full_mask(t);
   arch::for_each_index(h.layout.words[0] * 8, [=] SHOAL_DEVICE(std::size_t i) {
+    // The visit launch (a dependent) may get its blocks ready now; it waits for our results.
+    arch::allow_dependent_launch();
     const std::uint64_t first = i * 8;  // the block of bit 0 of this thread's byte
     const auto bits = static_cast<std::uint32_t>((leaves[i / 8] >> (8 * (i % 8))) & 0xFFu);
     // Exclusive prefix and total of the lanes' bit counts (≤ 8: four bits) by four ballots.
@@ -103,32 +111,31 @@ inline void enumerate_blocks(const heap_view& h, std::uint32_t t, std::uint32_t*
   });
 }
 
-/// What one thread of the visit launch does for slot `slot` of listed block `b`: call Method on
-/// the object there if the snapshot still holds it. A named functor, not a device lambda: nvcc
+/// What one thread of the visit launch does for slot `slot` of listed block `b`, given the block's
+/// snapshot word: call Method on the object there if the snapshot holds it. A named functor, not a device lambda: nvcc
 /// names a device lambda after its enclosing function's template arguments, and cannot spell
 /// a pointer to a const member function there (`&C::m const`).
 template <class U, class T, auto Method, std::uint32_t Capacity, class Pack>
 struct visit_slot {
   std::byte* data;
   std::uint64_t block_bytes;
-  block_header* headers;
   std::uint32_t type;
   Pack arguments;
 
-  SHOAL_DEVICE void operator()(std::uint32_t b, std::uint32_t slot) const {
-    // Coherent load: a destroy earlier in this do-all clears the bit, and the slot may already
-    // hold a new object that must not be visited.
-    if (((arch::load_relaxed(headers[b].iteration) >> slot) & 1u) == 0) return;
+  SHOAL_DEVICE void operator()(std::uint32_t b, std::uint32_t slot, std::uint64_t snapshot) const {
+    if (((snapshot >> slot) & 1u) == 0) return;
     auto* object = reinterpret_cast<U*>(encode_pointer(data + b * block_bytes, slot, Capacity, type));
     arguments.apply([&](const auto&... a) { (static_cast<T*>(object)->*Method)(a...); });
   }
 };
 
-/// The next block's snapshot word, into L2 while the current object's method runs: it cannot be
-/// loaded ahead (a destroy by that method must be seen), but its miss need not be waited for.
-struct prefetch_snapshot {
+/// A listed block's snapshot word. Coherent load: a destroy earlier in this do-all clears the bit,
+/// and the slot may already hold a new object that must not be visited. for_each_listed reads it
+/// one item ahead, and again after any destroy in the warp, so it is never waited for in the
+/// common case and never stale for the warp's own destroys.
+struct snapshot_word {
   const block_header* headers;
-  SHOAL_DEVICE void operator()(std::uint32_t next) const { arch::prefetch_l2(&headers[next].iteration); }
+  SHOAL_DEVICE std::uint64_t operator()(std::uint32_t b) const { return arch::load_relaxed(headers[b].iteration); }
 };
 
 /// Launch 2: visit every object of concrete type U in the snapshot, as a T (U or a base).
@@ -140,9 +147,9 @@ void visit_blocks(const heap_view& h, const heap_view* device_view, std::uint32_
                   const std::uint32_t* list, const unsigned long long* count,
                   unsigned long long* next_count, Args... args) {
   using pack = decltype(make_value_pack(args...));
-  const visit_slot<U, T, Method, Capacity, pack> visit{h.data, h.block_bytes, h.headers, type,
+  const visit_slot<U, T, Method, Capacity, pack> visit{h.data, h.block_bytes, type,
                                                        make_value_pack(args...)};
-  arch::for_each_listed<Capacity>(list, count, h.blocks, visit, prefetch_snapshot{h.headers}, device_view,
+  arch::for_each_listed<Capacity>(list, count, h.blocks, visit, snapshot_word{h.headers}, device_view,
                                   next_count);
 }
 
