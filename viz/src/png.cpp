@@ -1,4 +1,5 @@
-// PNG writing and reading with stb (the only translation unit that holds stb's code).
+// PNG files: writing them out, reading them with stb, and stb's encoder (the only translation
+// unit that holds stb's code). The zlib encoder is in png_zlib.cpp.
 
 #include "shoal/viz/png.hpp"
 
@@ -6,6 +7,7 @@
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <memory>
 
 #define STB_IMAGE_WRITE_IMPLEMENTATION
 #define STB_IMAGE_IMPLEMENTATION
@@ -26,25 +28,66 @@ struct set_compression {
     stbi_write_png_compression_level = 4;
   }
 } const once;
+
+void append(void* context, void* data, int size) {
+  auto* out = static_cast<std::vector<std::uint8_t>*>(context);
+  const auto* bytes = static_cast<const std::uint8_t*>(data);
+  out->insert(out->end(), bytes, bytes + size);
+}
+
+image to_image(unsigned char* data, int w, int h) {
+  image img(static_cast<std::uint32_t>(w), static_cast<std::uint32_t>(h));
+  std::memcpy(img.pixels.data(), data, img.pixels.size() * sizeof(pixel));
+  stbi_image_free(data);
+  return img;
+}
+
+struct file_closer {
+  void operator()(std::FILE* f) const { std::fclose(f); }
+};
+
+std::string reason(const char* what) { return errno != 0 ? std::string(": ") + std::strerror(errno) : what; }
 }  // namespace
 
+void encode_png_stb(const image_view& img, std::vector<std::uint8_t>& out) {
+  out.clear();
+  if (stbi_write_png_to_func(append, &out, static_cast<int>(img.width), static_cast<int>(img.height), 4, img.pixels,
+                             static_cast<int>(img.width * sizeof(pixel))) == 0)
+    throw write_error("stb_image_write cannot encode a " + std::to_string(img.width) + " x " +
+                      std::to_string(img.height) + " image");
+}
+
+#if !defined(SHOAL_VIZ_ZLIB)
+void encode_png(const image_view& img, std::vector<std::uint8_t>& out) { encode_png_stb(img, out); }
+const char* png_encoder() { return "stb"; }
+#endif
+
 void write_png(const std::string& path, const image_view& img) {
-  // stb reports failure without a reason: errno from fopen is the likeliest one.
+  // Each writer thread keeps its buffer from frame to frame: no allocation per frame.
+  thread_local std::vector<std::uint8_t> bytes;
+  encode_png(img, bytes);
   errno = 0;
-  const int ok = stbi_write_png(path.c_str(), static_cast<int>(img.width), static_cast<int>(img.height), 4,
-                                img.pixels, static_cast<int>(img.width * sizeof(pixel)));
-  if (ok == 0)
-    throw write_error("cannot write '" + path + "'" + (errno != 0 ? std::string(": ") + std::strerror(errno) : ""));
+  std::unique_ptr<std::FILE, file_closer> f(std::fopen(path.c_str(), "wb"));
+  if (!f) throw write_error("cannot write '" + path + "'" + reason(""));
+  errno = 0;
+  const bool wrote = std::fwrite(bytes.data(), 1, bytes.size(), f.get()) == bytes.size();
+  // fclose flushes: a full disk may only show here.
+  const bool closed = std::fclose(f.release()) == 0;
+  if (!wrote || !closed) throw write_error("cannot write '" + path + "'" + reason(": write failed"));
 }
 
 image read_png(const std::string& path) {
   int w = 0, h = 0, channels = 0;
   unsigned char* data = stbi_load(path.c_str(), &w, &h, &channels, 4);
   if (data == nullptr) throw write_error("cannot read '" + path + "': " + stbi_failure_reason());
-  image img(static_cast<std::uint32_t>(w), static_cast<std::uint32_t>(h));
-  std::memcpy(img.pixels.data(), data, img.pixels.size() * sizeof(pixel));
-  stbi_image_free(data);
-  return img;
+  return to_image(data, w, h);
+}
+
+image decode_png(const std::uint8_t* data, std::size_t size) {
+  int w = 0, h = 0, channels = 0;
+  unsigned char* pixels = stbi_load_from_memory(data, static_cast<int>(size), &w, &h, &channels, 4);
+  if (pixels == nullptr) throw write_error(std::string("cannot decode a PNG: ") + stbi_failure_reason());
+  return to_image(pixels, w, h);
 }
 
 std::string frame_path(const std::string& dir, const std::string& prefix, unsigned long long step) {
