@@ -6,7 +6,6 @@
 // the counting atomics would slow down every timing of the alloc suite; the times it reports
 // include that overhead and are not the allocator's speed (shoal_heap_bench measures that).
 #include <cstdint>
-#include <cstdio>
 #include <string>
 
 #include "shoal/arch/atomic.hpp"
@@ -107,12 +106,7 @@ constexpr int repetitions = 5;
 #endif
 
 void register_probe_benchmarks() {
-  for (const std::uint64_t bp : {5000, 2000, 1000, 500, 100, 50}) {
-    char pct[16];
-    std::snprintf(pct, sizeof pct, "%g", bp / 100.0);
-    add_benchmark(std::string("make_when_full_probes/free_pct:") + pct, repetitions,
-                  make_when_full<probe_observer>, sweep_slots_log2, bp);
-  }
+  add_make_when_full<probe_observer>("make_when_full_probes", repetitions, sweep_slots_log2);
 }
 
 }  // namespace shoal::bench

@@ -12,7 +12,10 @@ def load(path):
 
 
 def base_name(name):
-    """'make/bytes:16/threads:1024/repeats:5/manual_time_median' -> 'make/bytes:16/threads:1024'."""
+    """'make/bytes:16/threads:1024/repeats:5/manual_time_median' -> 'make/bytes:16/threads:1024'.
+    A fixed iteration count (Google Benchmark adds '/iterations:3' for ->Iterations(3)) is how it
+    was run, not what it measures, and goes too."""
+    name = re.sub(r"/iterations:\d+", "", name)
     name = re.sub(r"/repeats:\d+.*$", "", name)
     return re.sub(r"/(manual|real)_time.*$", "", name)
 

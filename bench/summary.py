@@ -131,6 +131,21 @@ def section_alloc(res):
     print()
 
 
+def back_to_back(r):
+    """{objects: (entry, batch size, µs per do-all of (entry, statistic))} of the do-alls enqueued
+    back to back. A name with batch:<n> holds the whole batch's time; older files (no batch: in
+    the name) hold the time per do-all, with the batch size only as a counter."""
+    out = {}
+    for name, e in r.items():
+        kind, p = params(name)
+        if kind != "doall/back_to_back":
+            continue
+        whole = int(p.get("batch", 1))
+        per = lambda e, w, whole=whole: None if time_us(e, w) is None else time_us(e, w) / whole
+        out[int(p["objects"])] = (e, int(p.get("batch") or stat(e, "batch") or 1), per)
+    return out
+
+
 def section_doall(res):
     r = rows(res, "doall")
     if not r:
@@ -141,15 +156,18 @@ def section_doall(res):
         kind, p = params(name)
         if "objects" in p:
             by.setdefault((kind.split("/")[0], int(p["objects"])), {})[kind] = e
-    print("| objects | do-all, compact | plain SOA | ratio | do-all, scattered | per do-all, 100 back to back |")
+    chained = back_to_back(r)
+    batch = max((b for _, b, _ in chained.values()), default=100)
+    print(f"| objects | do-all, compact | plain SOA | ratio | do-all, scattered | per do-all, {batch} back to back |")
     print("|---|---|---|---|---|---|")
     sizes = sorted({n for (k, n) in by if k in ("doall", "plain_soa")})
     for n in sizes:
         d, p = by.get(("doall", n), {}), by.get(("plain_soa", n), {}).get("plain_soa")
         comp = d.get("doall/compact")
         ratio = f"{time_us(comp) / time_us(p):.2f}" if comp and p and n > 0 else "–"
+        b2b = spread(chained[n][0], chained[n][2]) if n in chained else "–"
         print(f"| {n:,} | {spread(comp, us)} | {spread(p, us)} | {ratio} | {spread(d.get('doall/scattered'), us)} | "
-              f"{spread(d.get('doall/back_to_back'), us)} |")
+              f"{b2b} |")
     pairs = sorted({n for (k, n) in by if k == "all_pairs"})
     if pairs:
         print("\n| bodies | all_pairs (tiled) µs | device_do per body µs |\n|---|---|---|")
@@ -219,10 +237,11 @@ def goals(res):
     empty = doall.get("doall/compact/objects:0")
     if empty:
         out.append(("do-all fixed cost ≤ 10 µs, a lone do-all", f"{time_us(empty):.1f} µs", time_us(empty) <= 10))
-    chained = doall.get("doall/back_to_back/objects:0")
+    chained = back_to_back(doall).get(0)
     if chained:
-        out.append(("do-all fixed cost ≤ 10 µs, 100 back to back", f"{time_us(chained):.1f} µs",
-                    time_us(chained) <= 10))
+        e, batch, per = chained
+        t = per(e, "median")
+        out.append((f"do-all fixed cost ≤ 10 µs, {batch} back to back", f"{t:.1f} µs", t <= 10))
     full, plain = doall.get("doall/compact/objects:100000000"), doall.get("plain_soa/objects:100000000")
     if full and plain:
         x = time_us(full) / time_us(plain)

@@ -33,10 +33,12 @@ inline void fail(benchmark::State& state, const std::string& why) {
 /// Registers a manually timed benchmark calling f(state, args...), reporting the median and
 /// spread of `repetitions` runs in microseconds: Google Benchmark's mean, median, stddev and cv
 /// aggregates plus "min" and "max" (the tables show median with min/max; the per-repetition rows
-/// are left out of the output).
+/// are left out of the output). Returns the registration, for a benchmark that needs more
+/// (->Iterations(n) where untimed set-up per iteration would make the minimum time cost many
+/// times itself in wall time).
 template <class F, class... Args>
-void add_benchmark(const std::string& name, int repetitions, F f, Args... args) {
-  benchmark::RegisterBenchmark(name.c_str(), [=](benchmark::State& s) { f(s, args...); })
+auto* add_benchmark(const std::string& name, int repetitions, F f, Args... args) {
+  return benchmark::RegisterBenchmark(name.c_str(), [=](benchmark::State& s) { f(s, args...); })
       ->UseManualTime()
       ->Unit(benchmark::kMicrosecond)
       ->Repetitions(repetitions)
