@@ -234,12 +234,12 @@ TEST(Stress, NearlyFullHeapOfThreeClassesUnderReplacement) {
   expect_consistent(rt, pop, t, "fill");
   release(rt, pop, 1000, tb.data());  // 0.1% free, spread over the heap
   expect_consistent(rt, pop, tb.read(0), "99.9% full");
-  const int rounds = 16;
+  const int rounds = scale_down > 1 ? 16 : 48;  // >= 10^7 make/destroy on a GPU
   replace_all(rt, pop, rounds, tb.data());
   t = tb.read(0);
   expect_consistent(rt, pop, t, "replacement");
   print("99.9%-full replacement", t);
-  EXPECT_GE(t.made + t.destroyed, 1'000'000ull);
+  EXPECT_GE(t.made + t.destroyed, scale_down > 1 ? 1'000'000ull : 10'000'000ull);
   EXPECT_GT(t.failed, t.made / 100) << "the heap was not kept near full";
   release(rt, pop, 1, tb.data());
   expect_consistent(rt, pop, tb.read(0), "emptied");
