@@ -6,10 +6,11 @@
 #   shoal_ensure_packages pkg...     # exactly these
 
 # libsdl2-dev: the viewer's window (optional at build time); libstb-dev: PNG frames (vendored too);
+# zlib1g-dev: PNG frames encoded several times faster (without it, stb_image_write encodes them);
 # xvfb, xauth: the window's test runs under a virtual X server (xvfb-run). The build works without
 # these, so a machine that cannot install them (offline) only gets a warning.
 # python3-matplotlib: bench/plot.py's charts (the benchmarks and their tables do without).
-SHOAL_OPTIONAL_PACKAGES=(libsdl2-dev libstb-dev xvfb xauth python3-matplotlib)
+SHOAL_OPTIONAL_PACKAGES=(libsdl2-dev libstb-dev zlib1g-dev xvfb xauth python3-matplotlib)
 SHOAL_PACKAGES=(cmake ninja-build g++ libgtest-dev libbenchmark-dev libcli11-dev librandom123-dev python3
                 "${SHOAL_OPTIONAL_PACKAGES[@]}")
 SHOAL_MIN_CMAKE=3.25
@@ -66,7 +67,7 @@ shoal_ensure_packages() {
       if ((${#optional[@]})) && ! "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive \
           apt-get install -y -q --no-install-recommends "${optional[@]}"; then
         echo "packages: warning: could not install ${optional[*]}; the viewer builds without them" \
-             "(no --window, vendored stb, the Xvfb test skipped)" >&2
+             "(no --window, vendored stb, PNG frames through stb, the Xvfb test skipped)" >&2
       fi
     fi
   fi

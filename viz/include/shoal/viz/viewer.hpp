@@ -89,8 +89,12 @@ class viewer {
       interval_ = std::chrono::duration<double>(1.0 / window_->refresh_rate());
     }
     if (!o.frames.empty()) {
-      // PNG encoding is the slow part of a frame (tens of ms for a megapixel): half the cores,
-      // up to 8, keep up with a frame every few steps while the other half feed the device.
+      // PNG encoding is the slow part of a frame: 5-8 ms for the apps' frames with zlib (20-40
+      // ms with stb; BENCHMARKS.md, "Viewer frames"). The most demanding --frame-every 10 runs
+      // on the H100 need 3 to 4 cores of encoding (traffic: 630 frames/s x 6.6 ms, n-body:
+      // 375 x 7.8 ms), so half the cores, up to 8, keep up with room to spare (a 16-core host:
+      // 8 threads, twice the need) while the other half feed the device (or, on the cpu
+      // backend, run the steps). More would only take cores from the step loop.
       const unsigned threads = std::max(1u, std::min(8u, std::thread::hardware_concurrency() / 2));
       writer_ = std::make_unique<frame_writer>(
           o.frames, "frame", spec_.width, spec_.height, values_.size(),
