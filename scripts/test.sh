@@ -74,7 +74,7 @@ end_step
 begin_step cpu-tsan
 configure_and_build cpu-tsan
 shoal_section "cpu-tsan: test (ThreadSanitizer)"
-export TSAN_OPTIONS="halt_on_error=1${TSAN_OPTIONS:+ $TSAN_OPTIONS}"
+export TSAN_OPTIONS="halt_on_error=1 allocator_may_return_null=1${TSAN_OPTIONS:+ $TSAN_OPTIONS}"
 # GCC 12's ThreadSanitizer cannot map its shadow memory when the kernel randomizes mmap with
 # more than 28 bits ("FATAL: ThreadSanitizer: unexpected memory mapping"); run the tests with
 # address-space randomization off then, where the kernel lets us.
@@ -92,8 +92,10 @@ begin_step cpu-asan
 configure_and_build cpu-asan
 shoal_section "cpu-asan: test (AddressSanitizer + UndefinedBehaviorSanitizer)"
 # halt_on_error makes a UBSan report fail the test instead of scrolling past (the test preset
-# sets the same; these also hold when ctest runs without the preset).
-export ASAN_OPTIONS="halt_on_error=1 detect_leaks=1${ASAN_OPTIONS:+ $ASAN_OPTIONS}"
+# sets the same; these also hold when ctest runs without the preset). allocator_may_return_null:
+# a request the allocator cannot serve returns null as without the sanitizer, so the tests of
+# clean errors for impossible sizes (a checkpoint that claims 1 EiB of heap) test the real path.
+export ASAN_OPTIONS="halt_on_error=1 detect_leaks=1 allocator_may_return_null=1${ASAN_OPTIONS:+ $ASAN_OPTIONS}"
 export UBSAN_OPTIONS="halt_on_error=1 print_stacktrace=1${UBSAN_OPTIONS:+ $UBSAN_OPTIONS}"
 shoal_timed ctest --preset cpu-asan
 end_step

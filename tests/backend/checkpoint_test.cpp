@@ -355,6 +355,31 @@ TEST(CheckpointDamage, EveryKindOfDamageIsOneCleanError) {
   }
 }
 
+TEST(CheckpointDamage, AHeapTooLargeForThisMachineIsACheckpointError) {
+  SHOAL_REQUIRE_DEVICE();
+  auto f = saved_graph(50);
+  // The heap section's payload follows the 32-byte file header and its 24-byte section header
+  // (name "heap"): u32 signature length, the signature, then u64 heap bytes.
+  constexpr std::size_t payload = 32 + 24;
+  std::uint32_t signature_bytes = 0;
+  std::memcpy(&signature_bytes, f.data() + payload, 4);
+  const std::uint64_t huge = std::uint64_t{1} << 60;  // 1 EiB: a consistent claim, not corrupt
+  std::memcpy(f.data() + payload + 4 + signature_bytes, &huge, 8);
+  reseal(f);
+  const fs::path path = temp_dir() / "huge.ckpt";
+  {
+    std::ofstream out(path, std::ios::binary);
+    out.write(reinterpret_cast<const char*>(f.data()), static_cast<std::streamsize>(f.size()));
+  }
+  try {
+    (void)GraphRuntime::load(path.string());
+    ADD_FAILURE() << "a checkpoint asking for 1 EiB of heap was loaded";
+  } catch (const checkpoint_error& e) {
+    EXPECT_NE(std::string(e.what()).find("cannot be allocated here"), std::string::npos) << e.what();
+  }
+  fs::remove_all(path.parent_path());
+}
+
 TEST(CheckpointDamage, OtherHeapClassesAreNamed) {
   SHOAL_REQUIRE_DEVICE();
   const auto good = saved_graph(50);

@@ -6,6 +6,7 @@
 
 #include <array>
 #include <memory>
+#include <new>
 #include <bit>
 #include <cstddef>
 #include <cstdint>
@@ -64,9 +65,13 @@ class runtime {
              bitmaps * bitmap_layout::for_bits(m).total_words * sizeof(std::uint64_t) +
              tail_bytes;
     };
-    std::uint64_t m = heap_bytes / (bb + sizeof(detail::block_header) + 1);
-    while (m > 0 && total(m) > heap_bytes) m -= std::max<std::uint64_t>(1, m / 1000);
-    while (total(m + 1) <= heap_bytes) ++m;
+    // The most blocks that fit, by bisection (total() grows with m; a search step by step from
+    // an estimate took 2^41 steps for a heap of 2^60 bytes).
+    std::uint64_t m = 0;
+    for (std::uint64_t hi = heap_bytes / (bb + sizeof(detail::block_header)) + 1; m + 1 < hi;) {
+      const std::uint64_t mid = m + (hi - m) / 2;
+      (total(mid) <= heap_bytes ? m : hi) = mid;
+    }
     if (m == 0)
       throw error("shoal: a heap of " + std::to_string(heap_bytes) +
                   " bytes is too small: one block needs " + std::to_string(total(1)) + " bytes");
@@ -311,10 +316,21 @@ class runtime {
     // The bookkeeping after the blocks differs between backends (counter shards), so the same
     // byte size may give fewer blocks here: grow until every saved block keeps its index.
     std::size_t bytes = std::max<std::size_t>(heap_bytes, info.heap_bytes);
-    runtime rt(bytes);
+    // The heap size comes from the file: a damaged or foreign file may claim more memory than
+    // this machine has, which is the file's problem, so it is reported as a checkpoint error.
+    auto make = [&](std::size_t b) {
+      try {
+        return runtime(b);
+      } catch (const std::bad_alloc&) {
+        throw checkpoint_error(r.name() + ": needs a heap of " + std::to_string(b) + " bytes, which cannot be allocated here");
+      } catch (const backend_error& e) {
+        throw checkpoint_error(r.name() + ": needs a heap of " + std::to_string(b) + " bytes, which cannot be allocated here (" + e.what() + ")");
+      }
+    };
+    runtime rt = make(bytes);
     while (rt.blocks() < info.blocks_needed) {
       bytes += (info.blocks_needed - rt.blocks()) * (rt.block_bytes() + sizeof(detail::block_header) + 8);
-      rt = runtime(bytes);
+      rt = make(bytes);
     }
     rt.load_heap(r);
     if (user_blob != nullptr) {
