@@ -57,7 +57,6 @@ device_status probe_cuda() {
   s.usable = true;
   s.description = os.str();
   s.multiprocessors = prop.multiProcessorCount;
-  s.dependent_launch = prop.major >= 9;
   return s;
 }
 }  // namespace
