@@ -57,6 +57,7 @@ device_status probe_cuda() {
   s.usable = true;
   s.description = os.str();
   s.multiprocessors = prop.multiProcessorCount;
+  s.dependent_launch = prop.major >= 9;
   return s;
 }
 }  // namespace

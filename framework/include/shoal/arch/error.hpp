@@ -37,6 +37,9 @@ struct device_status {
   std::string reason;       ///< why not usable (empty when usable)
   std::string description;  ///< e.g. "NVIDIA H100 80GB HBM3 (sm_90, 132 SMs, driver 13.0)"
   int multiprocessors = 1;
+  /// Compute capability ≥ 9.0: a kernel may be launched before the previous one on its stream
+  /// has finished, and wait for it on the device (programmatic dependent launch).
+  bool dependent_launch = false;
 };
 
 const device_status& probe_device();

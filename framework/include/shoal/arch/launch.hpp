@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <utility>
 
 #include "shoal/arch/error.hpp"
 
@@ -22,6 +23,46 @@
 namespace shoal::arch {
 
 #if defined(SHOAL_BACKEND_CUDA)
+
+/// Programmatic dependent launch (Hopper and later). A kernel launched as a dependent may start
+/// while the kernel before it on the stream is still running, once every block of that one has
+/// called allow_dependent_launch() (or ended); it must call wait_for_previous_kernel() before
+/// it reads anything the previous kernel writes, which returns once that kernel has finished and
+/// its writes are visible. Both are no-ops where unsupported or when not launched as a dependent.
+/// What this saves is a launch latency (a few µs) between two kernels of one operation.
+__device__ SHOAL_FORCEINLINE void wait_for_previous_kernel() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.wait;" ::: "memory");
+#endif
+}
+__device__ SHOAL_FORCEINLINE void allow_dependent_launch() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+#endif
+}
+
+/// Launches kernel<<<grid, block, 0, stream>>>(args...) as a dependent of the previous kernel
+/// on the stream where the device supports it (see wait_for_previous_kernel), else normally.
+template <class... Params, class... Args>
+void launch_dependent(void (*kernel)(Params...), unsigned grid, unsigned block, cudaStream_t stream,
+                      Args&&... args) {
+  if (!probe_device().dependent_launch) {
+    kernel<<<grid, block, 0, stream>>>(std::forward<Args>(args)...);
+    SHOAL_CUDA_CHECK(cudaGetLastError());
+    return;
+  }
+  cudaLaunchConfig_t config{};
+  config.gridDim = dim3(grid);
+  config.blockDim = dim3(block);
+  config.dynamicSmemBytes = 0;
+  config.stream = stream;
+  cudaLaunchAttribute attribute[1];
+  attribute[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+  attribute[0].val.programmaticStreamSerializationAllowed = 1;
+  config.attrs = attribute;
+  config.numAttrs = 1;
+  SHOAL_CUDA_CHECK(cudaLaunchKernelEx(&config, kernel, std::forward<Args>(args)...));
+}
 
 namespace detail {
 // The launch context (e.g. the heap a kernel allocates from) reaches device code that has no
@@ -62,10 +103,60 @@ __global__ void for_each_counted_kernel(const void* context, const unsigned long
     f(i);
 }
 
+// Destroys so far by each warp of the block (wrapping), for the listed launch below: a warp
+// that sees its count unchanged across an item's work knows that this work destroyed nothing.
+static __shared__ unsigned warp_destroys[32];
+
+__device__ SHOAL_FORCEINLINE unsigned& destroys_of_this_warp() {
+  const unsigned thread = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
+  return warp_destroys[thread / 32];
+}
+
+template <std::uint32_t Per, class F, class Peek>
+__global__ void for_each_listed_kernel(const void* context, const std::uint32_t* list,
+                                       const unsigned long long* count, unsigned long long* reset,
+                                       F f, Peek peek) {
+  if (threadIdx.x == 0) launch_context_ptr = context;
+  if (threadIdx.x < 32) warp_destroys[threadIdx.x] = 0;
+  // Launched as a dependent: the list and its count are the previous kernel's results.
+  wait_for_previous_kernel();
+  if (reset != nullptr && blockIdx.x == 0 && threadIdx.x == 0) *reset = 0;
+  __syncthreads();
+  const std::uint64_t n = *count * Per;
+  const std::uint64_t stride = static_cast<std::uint64_t>(gridDim.x) * blockDim.x;
+  std::uint64_t i = static_cast<std::uint64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  // The next item's list entry and what peek() reads for it are loaded before this item's work
+  // runs, so their latency overlaps the work instead of adding to every item's chain of
+  // dependent loads. That read is repeated if the work destroyed anything in this warp (the
+  // reader relies on seeing destroys made before its item, e.g. a do-all's snapshot word).
+  const volatile unsigned& destroys = destroys_of_this_warp();
+  unsigned destroys_seen = destroys;
+  std::uint32_t entry = i < n ? list[i / Per] : 0;
+  std::uint64_t peeked = i < n ? peek(entry) : 0;
+  for (; i < n; i += stride) {
+    const std::uint32_t current = entry;
+    const std::uint64_t current_peeked = peeked;
+    const bool more = i + stride < n;
+    if (more) {
+      entry = list[(i + stride) / Per];
+      peeked = peek(entry);
+    }
+    f(current, static_cast<std::uint32_t>(i % Per), current_peeked);
+    const unsigned destroys_now = destroys;
+    if (destroys_now != destroys_seen) {
+      destroys_seen = destroys_now;
+      if (more) peeked = peek(entry);
+    }
+  }
+}
 }  // namespace detail
 
 /// The context pointer handed to the launch running this thread (nullptr if none).
 __device__ SHOAL_FORCEINLINE const void* launch_context() { return detail::launch_context_ptr; }
+
+/// Called by every destroy (after the object's slot is free): counts it for the warp, see
+/// for_each_listed. A shared-memory atomic, a few cycles.
+__device__ SHOAL_FORCEINLINE void count_destroy() { atomicAdd_block(&detail::destroys_of_this_warp(), 1u); }
 
 /// Blocks for a launch whose size is only known on the device: one wave of resident blocks
 /// at most, since blocks beyond the count still cost a launch slot each (a do-all over few
@@ -95,6 +186,26 @@ void for_each_counted(const unsigned long long* count, std::size_t per_count, st
   SHOAL_CUDA_CHECK(cudaGetLastError());
 }
 
+/// Runs f(list[k], j, peek(list[k])) for k in [0, *count) and j in [0, Per): `Per` items per entry
+/// of a list whose length earlier device work wrote to *count (a do-all: Per slots per listed
+/// block, peek reading the block's snapshot word). Consecutive items go to consecutive lanes.
+/// `max_entries` (≥ *count) sizes the grid; `reset` as for for_each_counted. peek(entry) may be
+/// read one item ahead, before the item's turn; it is read again whenever a destroy (count_destroy)
+/// happened in the thread's warp since, so every destroy by the warp before an item is seen.
+template <std::uint32_t Per, class F, class Peek>
+void for_each_listed(const std::uint32_t* list, const unsigned long long* count, std::size_t max_entries,
+                     F f, Peek peek, const void* context = nullptr, unsigned long long* reset = nullptr,
+                     cudaStream_t stream = nullptr) {
+  require_device();
+  if (max_entries == 0) {
+    if (reset != nullptr) SHOAL_CUDA_CHECK(cudaMemsetAsync(reset, 0, sizeof *reset, stream));
+    return;
+  }
+  // As a dependent: its blocks get ready while the kernel that writes the list still runs.
+  launch_dependent(detail::for_each_listed_kernel<Per, F, Peek>, resident_grid_size(max_entries * Per),
+                   launch_block_size, stream, context, list, count, reset, f, peek);
+}
+
 template <class F>
 void for_each_index(std::size_t n, F f, const void* context = nullptr, cudaStream_t stream = nullptr) {
   if (n == 0) return;
@@ -113,6 +224,12 @@ inline const void* launch_context_ptr = nullptr;
 
 /// The context pointer handed to the launch running this thread (nullptr if none).
 inline const void* launch_context() { return detail::launch_context_ptr; }
+
+/// Programmatic dependent launch does not exist here: launches run one after another.
+inline void wait_for_previous_kernel() {}
+inline void allow_dependent_launch() {}
+/// for_each_listed reads peek at each item's turn here: destroys need not be counted.
+inline void count_destroy() {}
 
 /// cpu: OpenMP threads when available; otherwise (and in ThreadSanitizer builds, where
 /// libgomp is not instrumented) std::threads with the same static schedule.
@@ -149,6 +266,22 @@ void for_each_counted(const unsigned long long* count, std::size_t per_count, st
   const auto n = static_cast<std::size_t>(*count) * per_count;
   if (reset != nullptr) *reset = 0;
   for_each_index(n, f, context);
+}
+
+/// Runs f(list[k], j, peek(list[k])) for k in [0, *count) and j in [0, Per) (see the cuda
+/// version; here peek is read at the item's turn).
+template <std::uint32_t Per, class F, class Peek>
+void for_each_listed(const std::uint32_t* list, const unsigned long long* count, std::size_t max_entries,
+                     F f, Peek peek, const void* context = nullptr, unsigned long long* reset = nullptr) {
+  (void)max_entries;
+  const auto n = static_cast<std::size_t>(*count) * Per;
+  if (reset != nullptr) *reset = 0;
+  for_each_index(
+      n, [&](std::size_t i) {
+        const std::uint32_t entry = list[i / Per];
+        f(entry, static_cast<std::uint32_t>(i % Per), peek(entry));
+      },
+      context);
 }
 
 #endif

@@ -14,7 +14,7 @@
 
 #include "shoal/arch/atomic.hpp"
 #include "shoal/arch/lanes.hpp"
-#include "shoal/arch/listed_launch.hpp"
+#include "shoal/arch/launch.hpp"
 #include "shoal/bitmap/bitmap_ref.hpp"
 #include "shoal/bitmap/warp_claim.hpp"
 #include "shoal/heap/heap_view.hpp"

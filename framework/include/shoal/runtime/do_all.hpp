@@ -2,28 +2,26 @@
 /// @file
 /// Parallel do-all (DESIGN §6), bulk creation, and sequential iteration from device code.
 ///
-/// A do-all over class U is one launch and no host synchronisation, in two phases with a grid
-/// barrier between them (arch/listed_launch.hpp): (1) enumeration compacts the set bits of
-/// allocated[U] into a dense list of blocks and snapshots each block's occupancy into its
-/// `iteration` word; (2) the visit, sized on the device from the list length, runs capacity(U)
-/// consecutive threads per listed block, thread i visiting slot i % capacity of block
-/// list[i / capacity] if that slot's snapshot bit is still set.
-///
-/// Semantics: every object live when the do-all starts is visited exactly once; objects created
-/// during it are not visited (a fresh slot's snapshot bit is 0); an object destroyed during it
-/// is not visited after its destruction (destroy clears its snapshot bit before the slot can be
-/// reused) when the destruction comes before the visit: by the object itself, by objects visited
-/// earlier by the same warp (GPU) or thread (cpu), or before the do-all. A destroy by a thread
-/// of another warp running at the same time is concurrent with the visit, as any two threads
-/// using one object without synchronisation are: the visit reads the snapshot word one item
-/// ahead, so such a destroy may come between that read and the visit.
+/// A do-all over class U is two launches and no host synchronisation (on Hopper the second is
+/// launched as a dependent of the first, so its launch latency hides behind the first's work):
+/// (1) enumeration compacts
+/// the set bits of allocated[U] into a dense list of blocks and snapshots each block's occupancy
+/// into its `iteration` word; (2) the visit launch, sized on the device from the list length,
+/// runs capacity(U) consecutive threads per listed block, thread i visiting slot i % capacity of
+/// block list[i / capacity] if that slot's snapshot bit is still set. Semantics: every object
+/// live when the do-all starts is visited exactly once; objects created during it are not
+/// visited (a fresh slot's snapshot bit is 0); an object destroyed during it is not visited
+/// after its destruction (destroy clears its snapshot bit before the slot can be reused) when the
+/// destruction comes before the visit: by the object itself, by objects visited earlier by the
+/// same warp (on the GPU) or thread, or before the do-all. A destroy by a thread running at the
+/// same time in another warp is concurrent with the visit, as any two threads using one object
+/// without synchronisation are; the snapshot word is read one item ahead (see for_each_listed).
 
 #include <cstdint>
 #include <type_traits>
 
 #include "shoal/arch/atomic.hpp"
 #include "shoal/arch/launch.hpp"
-#include "shoal/arch/listed_launch.hpp"
 #include "shoal/bitmap/ordered_list.hpp"
 #include "shoal/dsl/object.hpp"
 #include "shoal/heap/allocator.hpp"
@@ -70,20 +68,19 @@ value_pack<T, Ts...> make_value_pack(T head, Ts... tail) {
   return {head, make_value_pack(tail...)};
 }
 
-/// Phase 1 of a do-all over one type, item i: the set bits of byte i of allocated[t] (8 blocks)
-/// go to the list of the type's blocks, each with its occupancy snapshot in its `iteration` word.
-/// `*count` must be 0: the previous do-all reset it (no memset of its own). Each thread takes 8
-/// bits of a bitmap word and each warp appends once: a thread per word would chain up to 64
-/// header reads where a type's blocks lie densely (after parallel_new), and a thread per block
-/// would make a do-all over few objects pay for the whole heap.
-struct enumerate_blocks {
-  const std::uint64_t* leaves;
-  block_header* headers;
-  std::uint64_t full;
-  std::uint32_t* list;
-  unsigned long long* count;
-
-  SHOAL_DEVICE void operator()(std::size_t i) const {
+/// Launch 1 of a do-all over type t: the list of its blocks and their occupancy snapshots.
+/// `*count` must be 0: the previous do-all's visit launch reset it (no memset of its own).
+/// Each thread takes 8 bits of a bitmap word and each warp appends once: a thread per word
+/// would chain up to 64 header reads where a type's blocks lie densely (after parallel_new),
+/// and a thread per block would make a do-all over few objects pay for the whole heap.
+inline void enumerate_blocks(const heap_view& h, std::uint32_t t, std::uint32_t* list,
+                             unsigned long long* count) {
+  const std::uint64_t* leaves = h.allocated(t).level_words(0);
+  block_header* headers = h.headers;
+  const std::uint64_t full = h.full_mask(t);
+  arch::for_each_index(h.layout.words[0] * 8, [=] SHOAL_DEVICE(std::size_t i) {
+    // The visit launch (a dependent) may get its blocks ready now; it waits for our results.
+    arch::allow_dependent_launch();
     const std::uint64_t first = i * 8;  // the block of bit 0 of this thread's byte
     const auto bits = static_cast<std::uint32_t>((leaves[i / 8] >> (8 * (i % 8))) & 0xFFu);
     // Exclusive prefix and total of the lanes' bit counts (≤ 8: four bits) by four ballots.
@@ -111,8 +108,8 @@ struct enumerate_blocks {
         list[at++] = static_cast<std::uint32_t>(first + k);
         headers[first + k].iteration = ~free_slots[k] & full;
       }
-  }
-};
+  });
+}
 
 /// What one thread of the visit launch does for slot `slot` of listed block `b`, given the block's
 /// snapshot word: call Method on the object there if the snapshot holds it. A named functor, not a device lambda: nvcc
@@ -133,7 +130,7 @@ struct visit_slot {
 };
 
 /// A listed block's snapshot word. Coherent load: a destroy earlier in this do-all clears the bit,
-/// and the slot may already hold a new object that must not be visited. enumerate_then_visit reads it
+/// and the slot may already hold a new object that must not be visited. for_each_listed reads it
 /// one item ahead, and again after any destroy in the warp, so it is never waited for in the
 /// common case and never stale for the warp's own destroys.
 struct snapshot_word {
@@ -141,19 +138,19 @@ struct snapshot_word {
   SHOAL_DEVICE std::uint64_t operator()(std::uint32_t b) const { return arch::load_relaxed(headers[b].iteration); }
 };
 
-/// A do-all: visit every object of concrete type U in the snapshot, as a T (U or a base), in one
-/// launch (arch::enumerate_then_visit): phase 1 lists U's blocks and snapshots them, phase 2 runs
-/// Capacity threads per listed block. `Capacity` (U's slots per block) is a compile-time constant
-/// so that splitting a thread index into (block, slot) is a shift, not a 64-bit division.
-/// `count` must be 0; the launch resets `next_count`, the counter the next do-all will use.
+/// Launch 2: visit every object of concrete type U in the snapshot, as a T (U or a base).
+/// `Capacity` (U's slots per block) is a compile-time constant so that splitting a thread index
+/// into (block, slot) is a multiply and a shift, not a 64-bit division. The launch also resets
+/// `next_count`, the counter the next enumeration will append to.
 template <class U, class T, auto Method, std::uint32_t Capacity, class... Args>
-void do_all(const heap_view& h, const heap_view* device_view, std::uint32_t type, std::uint32_t* list,
-            unsigned long long* count, unsigned long long* next_count, Args... args) {
+void visit_blocks(const heap_view& h, const heap_view* device_view, std::uint32_t type,
+                  const std::uint32_t* list, const unsigned long long* count,
+                  unsigned long long* next_count, Args... args) {
   using pack = decltype(make_value_pack(args...));
-  const enumerate_blocks enumerate{h.allocated(type).level_words(0), h.headers, h.full_mask(type), list, count};
-  const visit_slot<U, T, Method, Capacity, pack> visit{h.data, h.block_bytes, type, make_value_pack(args...)};
-  arch::enumerate_then_visit<Capacity>(h.layout.words[0] * 8, enumerate, list, count, h.blocks, visit,
-                                       snapshot_word{h.headers}, device_view, next_count);
+  const visit_slot<U, T, Method, Capacity, pack> visit{h.data, h.block_bytes, type,
+                                                       make_value_pack(args...)};
+  arch::for_each_listed<Capacity>(list, count, h.blocks, visit, snapshot_word{h.headers}, device_view,
+                                  next_count);
 }
 
 /// Bulk creation, launch 1 and 2: list the lowest ceil(n / capacity) free blocks in order,

@@ -175,8 +175,9 @@ class runtime {
         constexpr std::uint32_t t = Heap::template type_id<U>;
         constexpr std::uint32_t capacity = detail::geometry_of<Heap>.capacity[t];
         const counter_pair c = next_do_all_counters();
-        detail::do_all<U, T, Method, capacity>(view_, device_view_, t, do_all_list_.data(), c.current, c.next,
-                                               args...);
+        detail::enumerate_blocks(view_, t, do_all_list_.data(), c.current);
+        detail::visit_blocks<U, T, Method, capacity>(view_, device_view_, t, do_all_list_.data(),
+                                                     c.current, c.next, args...);
       }
     });
   }
