@@ -41,6 +41,8 @@ class frame_writer {
   void finish();
   /// Frames written so far.
   std::uint64_t written() const;
+  /// Staging slots for frames of this size with `threads` workers (see frame_writer.cpp).
+  static std::size_t slot_count(std::uint32_t width, std::uint32_t height, unsigned threads);
 
  private:
   struct job {

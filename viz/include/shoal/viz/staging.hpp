@@ -23,7 +23,9 @@ class staging {
     pixels_ = static_cast<pixel*>(host_allocate(pixel_bytes()));
     values_ = static_cast<unsigned long long*>(host_allocate(values * sizeof(unsigned long long) + 8));
 #if defined(SHOAL_BACKEND_CUDA)
-    SHOAL_CUDA_CHECK(cudaEventCreateWithFlags(&done_, cudaEventDisableTiming));
+    // Blocking: a worker waiting for its copy sleeps instead of spinning on a core that another
+    // worker could encode on (the copy may be many steps away).
+    SHOAL_CUDA_CHECK(cudaEventCreateWithFlags(&done_, cudaEventDisableTiming | cudaEventBlockingSync));
 #endif
   }
   staging(const staging&) = delete;
