@@ -81,6 +81,32 @@ void add_up(sim::sums::ref totals, std::size_t n) {
   });
 }
 
+/// Lanes of one warp add to different sums, under divergence, with values whose 64-bit sum wraps.
+void add_mixed(sim::sums::ref totals, std::size_t n) {
+  arch::for_each_index(n, [=] SHOAL_DEVICE(std::size_t i) {
+    const std::uint64_t big = 0xFFFF'FFFF'0000'0000ull + i * 0x1'0001'0001ull;
+    if (i % 3 == 0) totals.add(0, static_cast<long long>(big));
+    else totals.add(1 + i % 2, static_cast<long long>(i));
+    if (i % 7 == 0) totals.add(3, -static_cast<long long>(i));
+  });
+}
+
+TEST(SimSums, LanesAddingToDifferentSumsAndWrappingValuesAddUpExactly) {
+  SHOAL_REQUIRE_DEVICE();
+  const std::size_t n = 100'003;
+  std::uint64_t want[4] = {};
+  for (std::size_t i = 0; i < n; ++i) {
+    const std::uint64_t big = 0xFFFF'FFFF'0000'0000ull + i * 0x1'0001'0001ull;
+    if (i % 3 == 0) want[0] += big;
+    else want[1 + i % 2] += i;
+    if (i % 7 == 0) want[3] -= i;
+  }
+  sim::sums totals(4);
+  add_mixed(totals.device(), n);
+  const auto v = totals.read();
+  for (int k = 0; k < 4; ++k) EXPECT_EQ(static_cast<std::uint64_t>(v[k]), want[k]) << "sum " << k;
+}
+
 TEST(SimSums, AddsSignedValuesOnTheDevice) {
   SHOAL_REQUIRE_DEVICE();
   sim::sums totals(2);

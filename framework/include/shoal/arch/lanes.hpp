@@ -117,6 +117,16 @@ __device__ SHOAL_FORCEINLINE std::uint64_t reduce_or(lane_mask mask, std::uint64
   const unsigned hi = __reduce_or_sync(mask, static_cast<unsigned>(value >> 32));
   return (static_cast<std::uint64_t>(hi) << 32) | lo;
 }
+/// Sum of `value` modulo 2^64 over the lanes of `mask` (every lane gets the result): four sums of
+/// 16-bit pieces, each of which fits 32 bits for 32 lanes (the hardware reduction's width).
+__device__ SHOAL_FORCEINLINE std::uint64_t reduce_add(lane_mask mask, std::uint64_t value) {
+  std::uint64_t sum = 0;
+#pragma unroll
+  for (int piece = 0; piece < 4; ++piece)
+    sum += static_cast<std::uint64_t>(__reduce_add_sync(mask, static_cast<unsigned>((value >> (16 * piece)) & 0xFFFFu)))
+           << (16 * piece);
+  return sum;
+}
 /// A cheap, per-call-varying value for seeding random walks.
 __device__ SHOAL_FORCEINLINE std::uint64_t cycle_counter() { return clock64(); }
 /// Back off inside a retry loop so the thread we wait for can make progress.
@@ -142,6 +152,7 @@ inline lane_mask match_any(lane_mask, std::uint64_t) { return 1u; }
 template <class T>
 inline T shuffle(lane_mask, T value, int) { return value; }
 inline std::uint64_t reduce_or(lane_mask, std::uint64_t value) { return value; }
+inline std::uint64_t reduce_add(lane_mask, std::uint64_t value) { return value; }
 inline std::uint64_t cycle_counter() {
 #if defined(__x86_64__)
   return __builtin_ia32_rdtsc();

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "shoal/arch/atomic.hpp"
+#include "shoal/arch/lanes.hpp"
 #include "shoal/arch/error.hpp"
 #include "shoal/arch/memory.hpp"
 
@@ -26,8 +27,17 @@ class sums {
   struct ref {
     unsigned long long* words;
     /// Adds v (may be negative: two's complement wraps to the right signed sum) to sum k.
+    /// On the GPU the lanes of a warp adding to the same sum add up first and one of them adds
+    /// the total: a census of a million objects into a few sums is otherwise a million atomics
+    /// on each of a few words (1.5 ms per frame for traffic's cars on the H100).
     SHOAL_HD void add(std::size_t k, long long v) const {
+#if defined(__CUDA_ARCH__)
+      const arch::lane_mask same = arch::match_any(arch::active_lanes(), k);
+      const std::uint64_t total = arch::reduce_add(same, static_cast<std::uint64_t>(v));
+      if (arch::lane_id() == arch::lowest_bit(same)) arch::fetch_add_relaxed(words[k], static_cast<unsigned long long>(total));
+#else
       arch::fetch_add_relaxed(words[k], static_cast<unsigned long long>(v));
+#endif
     }
   };
 
