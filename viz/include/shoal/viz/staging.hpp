@@ -1,9 +1,12 @@
 #pragma once
 /// @file
-/// A host copy of the canvas and of the frame's values. On cuda the copy is enqueued on the
-/// stream behind the drawing (pinned memory, cudaMemcpyAsync) and an event marks its end, so
-/// the step loop goes on at once and whoever uses the frame (a PNG writer thread) waits for the
-/// event; on the cpu backend drawing has already finished and the copy is a memcpy.
+/// A host copy of the canvas and of the frame's values. On cuda the copy runs on a stream of its
+/// own once the drawing is done (pinned memory, cudaMemcpyAsync), so that it overlaps the next
+/// steps instead of holding up the step stream (2.4 MB for a 768x768 frame: about 0.1 ms, 5% of
+/// traffic's steps at a frame every 10), and an event marks its end: whoever uses the frame (a
+/// PNG writer thread) waits for it, and so does the next drawing into the same canvas
+/// (before_next_drawing). On the cpu backend drawing has already finished and the copy is a
+/// memcpy.
 
 #include <cstddef>
 #include <cstring>
@@ -26,6 +29,8 @@ class staging {
     // Blocking: a worker waiting for its copy sleeps instead of spinning on a core that another
     // worker could encode on (the copy may be many steps away).
     SHOAL_CUDA_CHECK(cudaEventCreateWithFlags(&done_, cudaEventDisableTiming | cudaEventBlockingSync));
+    SHOAL_CUDA_CHECK(cudaEventCreateWithFlags(&drawn_, cudaEventDisableTiming));
+    SHOAL_CUDA_CHECK(cudaStreamCreateWithFlags(&copies_, cudaStreamNonBlocking));
 #endif
   }
   staging(const staging&) = delete;
@@ -33,6 +38,8 @@ class staging {
   ~staging() {
 #if defined(SHOAL_BACKEND_CUDA)
     cudaEventDestroy(done_);
+    cudaEventDestroy(drawn_);
+    cudaStreamDestroy(copies_);
 #endif
     host_free(pixels_);
     host_free(values_);
@@ -41,13 +48,22 @@ class staging {
   /// Copies the canvas and the values (device memory) here, after the work queued so far.
   void capture(const pixel* canvas, const unsigned long long* values) {
 #if defined(SHOAL_BACKEND_CUDA)
-    SHOAL_CUDA_CHECK(cudaMemcpyAsync(pixels_, canvas, pixel_bytes(), cudaMemcpyDeviceToHost, nullptr));
+    SHOAL_CUDA_CHECK(cudaEventRecord(drawn_, nullptr));
+    SHOAL_CUDA_CHECK(cudaStreamWaitEvent(copies_, drawn_, 0));
+    SHOAL_CUDA_CHECK(cudaMemcpyAsync(pixels_, canvas, pixel_bytes(), cudaMemcpyDeviceToHost, copies_));
     SHOAL_CUDA_CHECK(cudaMemcpyAsync(values_, values, values_count_ * sizeof(unsigned long long),
-                                     cudaMemcpyDeviceToHost, nullptr));
-    SHOAL_CUDA_CHECK(cudaEventRecord(done_, nullptr));
+                                     cudaMemcpyDeviceToHost, copies_));
+    SHOAL_CUDA_CHECK(cudaEventRecord(done_, copies_));
 #else
     std::memcpy(pixels_, canvas, pixel_bytes());
     std::memcpy(values_, values, values_count_ * sizeof(unsigned long long));
+#endif
+  }
+  /// Orders the work queued after this call (on the default stream) after the copy of the last
+  /// capture(): the next drawing into the canvas and the values it copied must wait for it.
+  void before_next_drawing() {
+#if defined(SHOAL_BACKEND_CUDA)
+    SHOAL_CUDA_CHECK(cudaStreamWaitEvent(nullptr, done_, 0));
 #endif
   }
   /// Waits until the copy of the last capture() has landed (any thread).
@@ -88,7 +104,8 @@ class staging {
   pixel* pixels_ = nullptr;
   unsigned long long* values_ = nullptr;
 #if defined(SHOAL_BACKEND_CUDA)
-  cudaEvent_t done_{};
+  cudaEvent_t done_{}, drawn_{};
+  cudaStream_t copies_{};
 #endif
 };
 

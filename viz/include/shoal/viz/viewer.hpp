@@ -128,6 +128,7 @@ class viewer {
     std::optional<timed_frame> timed;
     if (timer != nullptr) timed.emplace(*timer);
     const auto work_began = clock::now();
+    if (last_capture_ != nullptr) last_capture_->before_next_drawing();  // its copy runs on
     arch::fill_bytes(values_.data(), 0, values_.bytes());
     count(values_.data());
     if (sample) chart_->offer(samples_++, values_.data() + spec_.chart_first);
@@ -137,6 +138,7 @@ class viewer {
       staging& slot = writer_->acquire();
       slot.capture(canvas_.view().pixels, values_.data());
       writer_->submit(slot, step, rate_now());
+      last_capture_ = &slot;
     }
     if (to_window) return show(step, shot, work_began);
     return true;
@@ -232,6 +234,7 @@ class viewer {
   std::chrono::duration<double> present_cost_{0};
   std::optional<std::uint64_t> first_step_;
   std::uint64_t last_step_ = 0;
+  staging* last_capture_ = nullptr;  // the frame whose copy the next drawing must wait for
   bool paused_ = false, single_ = false, shot_requested_ = false;
 };
 
