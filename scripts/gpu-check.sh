@@ -8,13 +8,13 @@
 #   2. ctest     ctest -L gpu --output-on-failure (a skipped test counts as a failure here:
 #                on a GPU machine it means the GPU was not usable)
 #   3. memcheck  compute-sanitizer --tool memcheck on build/cuda-release/tests/shoal_gpu_tests
-#   4. racecheck compute-sanitizer --tool racecheck on the same binary
+#   4. racecheck compute-sanitizer --tool racecheck on the same binary, then synccheck
 #   5. bench     the apps at their defaults (--timing) and the bitmap demo once, then every
 #                benchmark binary under build/cuda-release/bench/
 #                with --benchmark_out=$OUT/<name>.json
 #
 # Every step runs even when an earlier one failed; the script exits 1 at the end if any failed.
-# Logs (at most 8 files in all): $OUT/build.log ctest.log memcheck.log racecheck.log bench.log and
+# Logs (at most 8 files in all): $OUT/build.log ctest.log memcheck.log racecheck.log synccheck.log bench.log and
 # the benchmark JSON files (packed into $OUT/bench_json.tar when there are more than three).
 #
 # Environment:
@@ -70,7 +70,7 @@ run_logged() {
   return "$rc"
 }
 
-for f in build ctest memcheck racecheck bench; do : >"$OUT/$f.log"; done
+for f in build ctest memcheck racecheck synccheck bench; do : >"$OUT/$f.log"; done
 
 # ---------------------------------------------------------------------------------------------
 shoal_section "environment"
@@ -153,7 +153,7 @@ done
 filter_args=()
 [[ -n "${SANITIZER_FILTER:-}" ]] && filter_args=("--gtest_filter=$SANITIZER_FILTER")
 
-for tool in memcheck racecheck; do
+for tool in memcheck racecheck synccheck; do
   shoal_section "compute-sanitizer --tool $tool${SANITIZER_FILTER:+ (filter $SANITIZER_FILTER)}"
   log="$OUT/$tool.log"
   if [[ -z "$SANITIZER" ]]; then
@@ -168,7 +168,9 @@ for tool in memcheck racecheck; do
     continue
   fi
   extra=()
-  [[ $tool == memcheck ]] && extra=(--leak-check full)
+  # API errors are not memory errors: the tests provoke some on purpose (a cudaMalloc of a heap
+  # too large for the GPU must become a clean error), and the code handles them.
+  [[ $tool == memcheck ]] && extra=(--leak-check full --report-api-errors no)
   # A distinct exit code tells the sanitizer's findings apart from failing tests.
   run_logged "$log" "$(limit_for "${SANITIZER_TIMEOUT:-150}")" \
     "$SANITIZER" --tool "$tool" "${extra[@]}" --error-exitcode 86 "$TEST_BIN" "${filter_args[@]}"
@@ -230,7 +232,7 @@ fi
 
 # ---------------------------------------------------------------------------------------------
 shoal_section "gpu-check results"
-for step in build ctest memcheck racecheck bench; do
+for step in build ctest memcheck racecheck synccheck bench; do
   printf '%-10s %s\n' "$step:" "${RESULT[$step]:-not run}"
 done
 if ((${#FAILED[@]})); then
