@@ -10,10 +10,12 @@ namespace shoal::viz {
 
 std::size_t frame_writer::slot_count(std::uint32_t width, std::uint32_t height, unsigned threads) {
   // A slot is busy from its capture until its file is written: the copy runs when the GPU gets
-  // there, which on cuda can be many steps behind the step loop (launches are asynchronous),
-  // and only then is it encoded. With one slot per worker plus two, traffic on the H100 (a frame
-  // every 1.6 ms) waited for slots most of the time: 4.5 s instead of 2.5. So as many slots as
-  // 256 MiB of frames hold, at least a worker's plus two, at most 64.
+  // there, which on cuda can be many steps behind the step loop (launches are asynchronous), and
+  // only then is it encoded. So a slot lives longer than its encoding, and one per worker plus two
+  // could leave the step loop waiting for slots while workers wait for copies. As many slots as
+  // 256 MiB of frames hold, at least a worker's plus two, at most 64. (On the H100, traffic's
+  // frames cost the same with either count: there the census of a million cars per frame was
+  // the cost, BENCHMARKS.md.)
   const std::size_t frame_bytes = std::size_t{width} * height * sizeof(pixel) + 1;
   const std::size_t by_memory = (std::size_t{256} << 20) / frame_bytes;
   return std::clamp<std::size_t>(by_memory, std::size_t{threads} + 2, 64);
