@@ -10,6 +10,8 @@
 /// retrying set()/clear(), so after all operations finish every parent bit is exact.
 
 #include <cstdint>
+#include <stdexcept>
+#include <string>
 
 #include "shoal/arch/atomic.hpp"
 #include "shoal/arch/lanes.hpp"
@@ -23,6 +25,7 @@ inline constexpr std::uint64_t bitmap_npos = ~std::uint64_t{0};
 /// Sizes and offsets of the levels of a bitmap of `bits` bits.
 struct bitmap_layout {
   static constexpr int max_levels = 6;  // 64^6 = 2^36 bits
+  static constexpr std::uint64_t max_bits = std::uint64_t{1} << (6 * max_levels);
   std::uint64_t bits = 0;
   int levels = 1;
   std::uint64_t offset[max_levels] = {};
@@ -34,6 +37,8 @@ struct bitmap_layout {
 };
 
 inline bitmap_layout bitmap_layout::for_bits(std::uint64_t bits) {
+  if (bits > max_bits)
+    throw std::length_error("shoal: a bitmap of " + std::to_string(bits) + " bits; at most 2^36");
   bitmap_layout l;
   l.bits = bits;
   l.levels = 0;
