@@ -131,9 +131,6 @@ __device__ SHOAL_FORCEINLINE std::uint64_t reduce_add(lane_mask mask, std::uint6
 __device__ SHOAL_FORCEINLINE std::uint64_t cycle_counter() { return clock64(); }
 /// Back off inside a retry loop so the thread we wait for can make progress.
 __device__ SHOAL_FORCEINLINE void spin_pause() { __nanosleep(32); }
-/// Asks for the line holding `p` to be brought into L2: a hint, not a load, so it never
-/// returns a value that could be stale (the later load still reads the current one).
-__device__ SHOAL_FORCEINLINE void prefetch_l2(const void* p) { asm volatile("prefetch.global.L2 [%0];" ::"l"(p)); }
 
 #else  // cpu: width-1 warps
 
@@ -162,7 +159,6 @@ inline std::uint64_t cycle_counter() {
 }
 /// Threads may outnumber cores on the cpu backend: yield so a preempted peer can finish.
 inline void spin_pause() { std::this_thread::yield(); }
-inline void prefetch_l2(const void* p) { __builtin_prefetch(p); }
 
 #endif
 

@@ -4,18 +4,20 @@
 ///
 /// A do-all over class U is two launches and no host synchronisation (on Hopper the second is
 /// launched as a dependent of the first, so its launch latency hides behind the first's work):
-/// (1) enumeration compacts
-/// the set bits of allocated[U] into a dense list of blocks and snapshots each block's occupancy
-/// into its `iteration` word; (2) the visit launch, sized on the device from the list length,
-/// runs capacity(U) consecutive threads per listed block, thread i visiting slot i % capacity of
-/// block list[i / capacity] if that slot's snapshot bit is still set. Semantics: every object
-/// live when the do-all starts is visited exactly once; objects created during it are not
-/// visited (a fresh slot's snapshot bit is 0); an object destroyed during it is not visited
-/// after its destruction (destroy clears its snapshot bit before the slot can be reused) when the
-/// destruction comes before the visit: by the object itself, by objects visited earlier by the
-/// same warp (on the GPU) or thread, or before the do-all. A destroy by a thread running at the
-/// same time in another warp is concurrent with the visit, as any two threads using one object
-/// without synchronisation are; the snapshot word is read one item ahead (see for_each_listed).
+/// (1) enumeration compacts the set bits of allocated[U] into a dense list of blocks and
+/// snapshots each block's occupancy into its `iteration` word; (2) the visit launch, sized on the
+/// device from the list length, runs capacity(U) consecutive threads per listed block, thread i
+/// visiting slot i % capacity of block list[i / capacity] if that slot's snapshot bit is still
+/// set.
+///
+/// Semantics: every object live when the do-all starts is visited exactly once; objects created
+/// during it are not visited (a fresh slot's snapshot bit is 0); an object destroyed during it is
+/// not visited after its destruction (destroy clears its snapshot bit before the slot can be
+/// reused) when the destruction comes before the visit: by the object itself, by objects visited
+/// earlier by the same warp (on the GPU) or thread, or before the do-all. A destroy by a thread
+/// running at the same time in another warp is concurrent with the visit, as any two threads
+/// using one object without synchronisation are; the snapshot word is read one item ahead (see
+/// for_each_listed).
 
 #include <cstdint>
 #include <type_traits>
@@ -112,9 +114,9 @@ inline void enumerate_blocks(const heap_view& h, std::uint32_t t, std::uint32_t*
 }
 
 /// What one thread of the visit launch does for slot `slot` of listed block `b`, given the block's
-/// snapshot word: call Method on the object there if the snapshot holds it. A named functor, not a device lambda: nvcc
-/// names a device lambda after its enclosing function's template arguments, and cannot spell
-/// a pointer to a const member function there (`&C::m const`).
+/// snapshot word: call Method on the object there if the snapshot holds it. A named functor, not
+/// a device lambda: nvcc names a device lambda after its enclosing function's template arguments,
+/// and cannot spell a pointer to a const member function there (`&C::m const`).
 template <class U, class T, auto Method, std::uint32_t Capacity, class Pack>
 struct visit_slot {
   std::byte* data;

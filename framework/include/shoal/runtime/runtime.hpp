@@ -6,10 +6,10 @@
 
 #include <array>
 #include <memory>
-#include <new>
 #include <bit>
 #include <cstddef>
 #include <cstdint>
+#include <new>
 #include <span>
 #include <sstream>
 #include <string>
@@ -322,12 +322,16 @@ class runtime {
     // The heap size comes from the file: a damaged or foreign file may claim more memory than
     // this machine has, which is the file's problem, so it is reported as a checkpoint error.
     auto make = [&](std::size_t b) {
+      const auto refuse = [&](const std::string& why) {
+        return checkpoint_error(r.name() + ": needs a heap of " + std::to_string(b) +
+                                " bytes, which cannot be allocated here" + why);
+      };
       try {
         return runtime(b);
       } catch (const std::bad_alloc&) {
-        throw checkpoint_error(r.name() + ": needs a heap of " + std::to_string(b) + " bytes, which cannot be allocated here");
+        throw refuse("");
       } catch (const backend_error& e) {
-        throw checkpoint_error(r.name() + ": needs a heap of " + std::to_string(b) + " bytes, which cannot be allocated here (" + e.what() + ")");
+        throw refuse(std::string(" (") + e.what() + ")");
       }
     };
     runtime rt = make(bytes);
