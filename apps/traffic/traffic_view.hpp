@@ -5,7 +5,9 @@
 /// a car (red when standing, through yellow, to green at top speed); intersections in white.
 /// Many cells can fall on one pixel: each cell raises the pixel's level with an atomic max, so
 /// the picture does not depend on thread order and a standing car shows over a moving one,
-/// a car over an empty street. Where each cell lies is worked out once on the host.
+/// a car over an empty street. Where each cell lies is worked out once on the host, and so is
+/// the picture without cars (streets and intersections never change): a frame only paints the
+/// cars over it, which is what keeps frames cheap next to a step (traffic's step is ~0.2 ms).
 
 #include <algorithm>
 #include <cmath>
@@ -58,55 +60,69 @@ inline constexpr std::uint64_t max_marks = std::uint64_t{1} << 22;
 class painter {
  public:
   painter(const network& net, viz::rect area, std::uint32_t max_speed)
-      : area_(area), top_(max_speed - 1), crossing_pixel_(net.intersections()), level_(area.area()) {
+      : area_(area), top_(max_speed - 1), first_mark_(net.cells() + 1), background_(area.area()),
+        level_(area.area()) {
     auto pixel_at = [&](double x, double y) {
       const auto px = static_cast<std::uint32_t>(std::clamp(x * area.width, 0.0, area.width - 1.0));
       const auto py = static_cast<std::uint32_t>(std::clamp((1.0 - y) * area.height, 0.0, area.height - 1.0));
       return py * area.width + px;  // y grows upwards in the square, downwards in the image
     };
     const std::uint64_t per_cell_cap = std::max<std::uint64_t>(1, max_marks / std::max<std::uint64_t>(1, net.cells()));
-    std::vector<std::uint32_t> pixels, cells, crossings(net.intersections());
-    for (const street& s : net.streets) {
+    // The marks of cell c are pixels[first[c] .. first[c + 1]): counted, then placed.
+    std::vector<std::uint32_t> marks_of(net.cells(), 0);
+    auto marks_per_cell = [&](const street& s) {
       const double x0 = net.x[s.from], y0 = net.y[s.from], x1 = net.x[s.to], y1 = net.y[s.to];
       const double length_px = std::hypot((x1 - x0) * area.width, (y1 - y0) * area.height);
-      const auto marks = static_cast<std::uint32_t>(
+      return static_cast<std::uint32_t>(
           std::clamp<double>(std::ceil(length_px / s.cells), 1.0, static_cast<double>(per_cell_cap)));
+    };
+    for (const street& s : net.streets)
+      for (std::uint32_t k = 0; k < s.cells; ++k) marks_of[s.first + k] = marks_per_cell(s);
+    std::vector<std::uint32_t> first(net.cells() + 1, 0);
+    for (std::uint64_t c = 0; c < net.cells(); ++c) first[c + 1] = first[c] + marks_of[c];
+    std::vector<std::uint32_t> pixels(first.back()), background(area.area(), 0);
+    for (const street& s : net.streets) {
+      const double x0 = net.x[s.from], y0 = net.y[s.from], x1 = net.x[s.to], y1 = net.y[s.to];
+      const std::uint32_t marks = marks_of[s.first];
       for (std::uint32_t k = 0; k < s.cells; ++k)
         for (std::uint32_t m = 0; m < marks; ++m) {
           const double t = (k + (m + 0.5) / marks) / s.cells;
-          pixels.push_back(pixel_at(x0 + (x1 - x0) * t, y0 + (y1 - y0) * t));
-          cells.push_back(s.first + k);
+          const std::uint32_t p = pixel_at(x0 + (x1 - x0) * t, y0 + (y1 - y0) * t);
+          pixels[first[s.first + k] + m] = p;
+          background[p] = std::max(background[p], level_street);
         }
     }
-    for (std::uint32_t i = 0; i < net.intersections(); ++i) crossings[i] = pixel_at(net.x[i], net.y[i]);
+    for (std::uint32_t i = 0; i < net.intersections(); ++i) {
+      const std::uint32_t p = pixel_at(net.x[i], net.y[i]);
+      background[p] = std::max(background[p], level_intersection);
+    }
     mark_pixel_ = shoal::arch::device_buffer<std::uint32_t>(pixels.size());
-    mark_cell_ = shoal::arch::device_buffer<std::uint32_t>(cells.size());
     mark_pixel_.upload(pixels);
-    mark_cell_.upload(cells);
-    crossing_pixel_.upload(crossings);
+    first_mark_.upload(first);
+    background_.upload(background);
   }
 
   /// Enqueues the painting of the current state into the canvas. No wait.
   void paint(simulation& sim, viz::canvas_view c) {
     std::uint32_t* level = level_.data();
     const std::uint32_t* mark_pixel = mark_pixel_.data();
-    const std::uint32_t* mark_cell = mark_cell_.data();
-    const std::uint32_t* crossing_pixel = crossing_pixel_.data();
+    const std::uint32_t* first_mark = first_mark_.data();
+    const std::uint32_t* background = background_.data();
     const network_view net = sim.view();
     const viz::rect area = area_;
     const std::uint32_t top = top_;
     level_.zero();
     shoal::runtime<TrafficHeap>& rt = sim.runtime();
-    rt.launch_async(mark_pixel_.size(), [=] SHOAL_DEVICE(std::size_t i) {
-      Car* car = net.occupant[mark_cell[i]];
-      const std::uint32_t speed = car == nullptr ? 0 : static_cast<std::uint32_t>(car->velocity);
-      detail::raise_to(level[mark_pixel[i]], car == nullptr ? level_street : level_car + (15 - speed));
-    });
-    rt.launch_async(crossing_pixel_.size(), [=] SHOAL_DEVICE(std::size_t i) {
-      detail::raise_to(level[crossing_pixel[i]], level_intersection);
+    // One thread per cell: the occupant reads are coalesced, and only cells with a car go on.
+    rt.launch_async(first_mark_.size() - 1, [=] SHOAL_DEVICE(std::size_t cell) {
+      Car* car = net.occupant[cell];
+      if (car == nullptr) return;
+      const auto speed = static_cast<std::uint32_t>(car->velocity);
+      for (std::uint32_t m = first_mark[cell]; m < first_mark[cell + 1]; ++m)
+        detail::raise_to(level[mark_pixel[m]], level_car + (15 - speed));
     });
     rt.launch_async(area.area(), [=] SHOAL_DEVICE(std::size_t i) {
-      const std::uint32_t l = level[i];
+      const std::uint32_t l = level[i] > background[i] ? level[i] : background[i];
       viz::pixel p = viz::rgba(14, 16, 20);
       if (l == level_street) p = viz::rgba(84, 90, 104);
       else if (l == level_intersection) p = viz::rgba(220, 220, 220);
@@ -123,8 +139,10 @@ class painter {
  private:
   viz::rect area_;
   std::uint32_t top_;
-  shoal::arch::device_buffer<std::uint32_t> mark_pixel_, mark_cell_;  // (pixel, cell) along every street
-  shoal::arch::device_buffer<std::uint32_t> crossing_pixel_, level_;
+  shoal::arch::device_buffer<std::uint32_t> mark_pixel_;  // every cell's pixels, cell after cell
+  shoal::arch::device_buffer<std::uint32_t> first_mark_;  // cell c's marks: [first[c], first[c + 1])
+  shoal::arch::device_buffer<std::uint32_t> background_;  // levels without cars: streets, intersections
+  shoal::arch::device_buffer<std::uint32_t> level_;       // cars' levels this frame
 };
 
 }  // namespace traffic::view
