@@ -317,7 +317,7 @@ void restore_heap(const sd::heap_view& v, const heap_image& img, const std::stri
                         });
 
   // Headers and the leaf words of the bitmaps: free, allocated[t], active[t].
-  std::vector<sd::block_header> headers(v.blocks, sd::block_header{0, 0, sd::no_type, 0});
+  std::vector<sd::block_header> headers(v.blocks, sd::block_header{0, sd::no_type, 0});
   const std::uint64_t words = v.layout.total_words;
   std::vector<std::uint64_t> maps((1 + 2 * Heap::num_types) * words, 0);
   auto set = [&](std::uint64_t map, std::uint64_t b) { maps[map * words + b / 64] |= std::uint64_t{1} << (b % 64); };

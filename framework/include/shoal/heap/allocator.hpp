@@ -104,7 +104,7 @@ SHOAL_DEVICE inline bool give_back_slots(const heap_view& h, std::uint64_t b, st
   block_header& hdr = h.headers[b];
   // A destroyed object must never be visited by a do-all in progress, even once its slot holds a
   // new object: take it out of the do-all snapshot before the slot can be reused.
-  if (credit) arch::fetch_and_relaxed(hdr.iteration, ~bits);  // ordered by the release below
+  if (credit) arch::fetch_and_relaxed(h.snapshots[b], ~bits);  // ordered by the release below
   const std::uint64_t prev = arch::fetch_or(hdr.free_slots, bits);
   if (prev == 0) h.active(t).set(b);  // full → has room: we own the transition
   // Count the slots only now that their block is findable through active[t].
@@ -192,7 +192,7 @@ SHOAL_DEVICE inline void initialize_block(const heap_view& h, std::uint64_t b, s
   const std::uint64_t taken_mask = taken >= 64 ? ~std::uint64_t{0} : (std::uint64_t{1} << taken) - 1;
   const std::uint64_t free = h.full_mask(t) & ~taken_mask;
   arch::store_relaxed(hdr.type, t);
-  arch::store_relaxed(hdr.iteration, std::uint64_t{0});
+  arch::store_relaxed(h.snapshots[b], std::uint64_t{0});
   arch::store_release(hdr.free_slots, free);  // publishes the type to whoever claims a slot
   h.allocated(t).set(b);
   if (free != 0) {

@@ -15,12 +15,15 @@ inline constexpr std::uint32_t no_type = 0xFFFFFFFFu;
 
 /// Per-block state. `free_slots` (1 = free slot) is the single source of truth; the
 /// block-state bitmaps are indexes over it that may lag and are kept paired with it.
-struct alignas(32) block_header {
+/// 16 bytes: a do-all's enumeration reads every header of the type, and two headers share a
+/// 32-byte memory sector (the do-all's occupancy snapshots are an array of their own,
+/// heap_view::snapshots, for the same reason: the visit reads 8 bytes per block, not a sector).
+struct alignas(16) block_header {
   std::uint64_t free_slots;  ///< 1 = slot free; a free block holds 0 ("nothing to take")
-  std::uint64_t iteration;   ///< occupancy snapshot for do-all
   std::uint32_t type;        ///< type id, or no_type for a free block
   std::uint32_t returning;   ///< 1 while a thread tries to return the emptied block (0 at rest)
 };
+static_assert(sizeof(block_header) == 16);
 
 /// Sticky device-side record of what went wrong, read by the host after launches.
 struct heap_errors {
@@ -57,6 +60,7 @@ struct heap_view {
   std::uint64_t blocks;
   std::uint32_t num_types;
   block_header* headers;
+  std::uint64_t* snapshots;     ///< per block: occupancy snapshot of the do-all in progress
   std::uint64_t* bitmap_words;  ///< free, allocated[0..n), active[0..n): same layout each
   heap_errors* errors;
   heap_counters* counters;

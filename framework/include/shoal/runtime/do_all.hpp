@@ -5,7 +5,7 @@
 /// A do-all over class U is two launches and no host synchronisation (on Hopper the second is
 /// launched as a dependent of the first, so its launch latency hides behind the first's work):
 /// (1) enumeration compacts the set bits of allocated[U] into a dense list of blocks and
-/// snapshots each block's occupancy into its `iteration` word; (2) the visit launch, sized on the
+/// snapshots each block's occupancy into its word of heap_view::snapshots; (2) the visit launch, sized on the
 /// device from the list length, runs capacity(U) consecutive threads per listed block, thread i
 /// visiting slot i % capacity of block list[i / capacity] if that slot's snapshot bit is still
 /// set.
@@ -78,7 +78,8 @@ value_pack<T, Ts...> make_value_pack(T head, Ts... tail) {
 inline void enumerate_blocks(const heap_view& h, std::uint32_t t, std::uint32_t* list,
                              unsigned long long* count) {
   const std::uint64_t* leaves = h.allocated(t).level_words(0);
-  block_header* headers = h.headers;
+  const block_header* headers = h.headers;
+  std::uint64_t* snapshots = h.snapshots;
   const std::uint64_t full = h.full_mask(t);
   arch::for_each_index(h.layout.words[0] * 8, [=] SHOAL_DEVICE(std::size_t i) {
     // The visit launch (a dependent) may get its blocks ready now; it waits for our results.
@@ -108,7 +109,7 @@ inline void enumerate_blocks(const heap_view& h, std::uint32_t t, std::uint32_t*
     for (int k = 0; k < 8; ++k)
       if ((bits >> k) & 1u) {
         list[at++] = static_cast<std::uint32_t>(first + k);
-        headers[first + k].iteration = ~free_slots[k] & full;
+        snapshots[first + k] = ~free_slots[k] & full;
       }
   });
 }
@@ -136,8 +137,8 @@ struct visit_slot {
 /// one item ahead, and again after any destroy in the warp, so it is never waited for in the
 /// common case and never stale for the warp's own destroys.
 struct snapshot_word {
-  const block_header* headers;
-  SHOAL_DEVICE std::uint64_t operator()(std::uint32_t b) const { return arch::load_relaxed(headers[b].iteration); }
+  const std::uint64_t* snapshots;
+  SHOAL_DEVICE std::uint64_t operator()(std::uint32_t b) const { return arch::load_relaxed(snapshots[b]); }
 };
 
 /// Launch 2: visit every object of concrete type U in the snapshot, as a T (U or a base).
@@ -151,7 +152,7 @@ void visit_blocks(const heap_view& h, const heap_view* device_view, std::uint32_
   using pack = decltype(make_value_pack(args...));
   const visit_slot<U, T, Method, Capacity, pack> visit{h.data, h.block_bytes, type,
                                                        make_value_pack(args...)};
-  arch::for_each_listed<Capacity>(list, count, h.blocks, visit, snapshot_word{h.headers}, device_view,
+  arch::for_each_listed<Capacity>(list, count, h.blocks, visit, snapshot_word{h.snapshots}, device_view,
                                   next_count);
 }
 

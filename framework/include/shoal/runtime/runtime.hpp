@@ -61,7 +61,7 @@ class runtime {
     const std::uint64_t bb = geometry_.block_bytes;
     const std::uint64_t bitmaps = 1 + 2 * Heap::num_types;
     auto total = [&](std::uint64_t m) {
-      return m * bb + m * sizeof(detail::block_header) +
+      return m * (bb + block_extra_bytes) +
              bitmaps * bitmap_layout::for_bits(m).total_words * sizeof(std::uint64_t) +
              tail_bytes;
     };
@@ -69,7 +69,7 @@ class runtime {
     // an estimate took 2^41 steps for a heap of 2^60 bytes).
     std::uint64_t m = 0;
     // The block bitmaps hold at most bitmap_layout::max_bits blocks (2^36: far beyond any GPU).
-    const std::uint64_t most = std::min<std::uint64_t>(heap_bytes / (bb + sizeof(detail::block_header)),
+    const std::uint64_t most = std::min<std::uint64_t>(heap_bytes / (bb + block_extra_bytes),
                                                        bitmap_layout::max_bits - 1);
     for (std::uint64_t hi = most + 1; m + 1 < hi;) {
       const std::uint64_t mid = m + (hi - m) / 2;
@@ -89,7 +89,8 @@ class runtime {
     v.blocks = m;
     v.num_types = Heap::num_types;
     v.headers = reinterpret_cast<detail::block_header*>(v.data + m * bb);
-    v.bitmap_words = reinterpret_cast<std::uint64_t*>(v.headers + m);
+    v.snapshots = reinterpret_cast<std::uint64_t*>(v.headers + m);
+    v.bitmap_words = v.snapshots + m;
     v.layout = bitmap_layout::for_bits(m);
     v.errors = reinterpret_cast<detail::heap_errors*>(v.bitmap_words + bitmaps * v.layout.total_words);
     v.counters = reinterpret_cast<detail::heap_counters*>(reinterpret_cast<std::byte*>(v.errors) + errors_bytes);
@@ -112,9 +113,10 @@ class runtime {
   void clear() {
     auto& v = view_;
     detail::block_header* headers = v.headers;
+    std::uint64_t* snapshots = v.snapshots;
     arch::for_each_index(v.blocks, [=] SHOAL_DEVICE(std::size_t b) {
       headers[b].free_slots = 0;
-      headers[b].iteration = 0;
+      snapshots[b] = 0;
       headers[b].type = detail::no_type;
       headers[b].returning = 0;
     });
@@ -336,7 +338,7 @@ class runtime {
     };
     runtime rt = make(bytes);
     while (rt.blocks() < info.blocks_needed) {
-      bytes += (info.blocks_needed - rt.blocks()) * (rt.block_bytes() + sizeof(detail::block_header) + 8);
+      bytes += (info.blocks_needed - rt.blocks()) * (rt.block_bytes() + block_extra_bytes + 8);
       rt = make(bytes);
     }
     rt.load_heap(r);
@@ -453,6 +455,8 @@ class runtime {
  private:
   static constexpr std::uint64_t errors_bytes = (sizeof(detail::heap_errors) + 255) / 256 * 256;
   static constexpr std::uint64_t counters_bytes = (sizeof(detail::heap_counters) + 255) / 256 * 256;
+  /// What each block needs besides its data: its header and its do-all snapshot word.
+  static constexpr std::uint64_t block_extra_bytes = sizeof(detail::block_header) + sizeof(std::uint64_t);
   static constexpr std::uint64_t tail_bytes =
       errors_bytes + counters_bytes + sizeof(detail::heap_view) + 256;
 
