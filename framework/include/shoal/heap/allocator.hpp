@@ -310,12 +310,10 @@ SHOAL_DEVICE inline void claim_reserved(const heap_view& h, std::uint32_t t, arc
 }
 
 /// Allocates one slot of type t for every calling lane; nullptr when the heap is full.
-/// Lanes asking for the same type are served together: their leader reserves slots in existing
-/// blocks or opens fresh blocks for them (handing out fresh slots in lane order), round after
-/// round, and then the lanes holding reservations claim their slots in one walk (claim_reserved).
-/// Except that no lane may hold a reservation while its leader waits (a `retry`: nothing found,
-/// but a block operation in flight may free something): a block return in flight may be waiting
-/// for exactly those credits. So before a retry the lanes holding reservations claim them.
+/// Lanes asking for the same type are served together: in each round their leader reserves slots
+/// in existing blocks or opens a fresh block for them (handing out fresh slots in lane order), and
+/// the lanes that got reservations claim their slots (claim_reserved) before the next round, so
+/// that no lane holds a reservation while its leader waits to decide that the heap is full.
 SHOAL_DEVICE inline void* allocate(const heap_view& h, std::uint32_t t) {
   const arch::lane_mask group = arch::match_any(arch::active_lanes(), t);
   const int leader = arch::lowest_bit(group);
@@ -324,7 +322,6 @@ SHOAL_DEVICE inline void* allocate(const heap_view& h, std::uint32_t t) {
 
   void* result = nullptr;
   bool waiting = true;  // no decision for this lane yet
-  bool holds = false;   // holds a reservation in an existing block, not yet claimed
   std::uint64_t deferred = bitmap_npos;  // see claim_reserved
   std::uint32_t rounds = 0;  // for SHOAL_ALLOCATOR_PROBES only
   while (true) {
@@ -342,18 +339,12 @@ SHOAL_DEVICE inline void* allocate(const heap_view& h, std::uint32_t t) {
       if (arch::lane_id() == leader) record_failed_allocations(h, t, arch::popc(pending));
       break;
     }
-    if (s == step::retry) {
-      if (arch::ballot(group, holds) != 0) claim_reserved(h, t, group, holds, rng, result, deferred, rounds);
-      holds = false;
-      continue;
-    }
-    const auto k = static_cast<std::uint32_t>(arch::rank_in(pending));
-    if (!waiting || k >= count) continue;
-    waiting = false;
-    if (s == step::reserved) holds = true;
-    if (s == step::opened) result = reinterpret_cast<void*>(encode_pointer(h.block(block), k, capacity, t));
+    const bool served = waiting && static_cast<std::uint32_t>(arch::rank_in(pending)) < count;
+    if (served) waiting = false;
+    if (served && s == step::opened)
+      result = reinterpret_cast<void*>(encode_pointer(h.block(block), arch::rank_in(pending), capacity, t));
+    if (s == step::reserved) claim_reserved(h, t, group, served, rng, result, deferred, rounds);
   }
-  claim_reserved(h, t, group, holds, rng, result, deferred, rounds);
   if (deferred != bitmap_npos) return_if_empty(h, deferred);
   SHOAL_ALLOCATOR_PROBES(rounds, result != nullptr);
   return result;
