@@ -112,7 +112,7 @@ int run(int argc, char** argv) {
     }
     painter.emplace(net, view->scene(), o.model.max_speed);
   }
-  auto count = [&](unsigned long long* values) { traffic::view::painter::count(model, values); };
+  auto count = [&](unsigned long long* values) { painter->count(model, values); };
   auto paint = [&](shoal::viz::canvas_view c, shoal::viz::rect) { painter->paint(model, c); };
   if (view) view->after_step(first - 1, count, paint);
 

@@ -3,11 +3,12 @@
 /// What the traffic benchmark looks like in the viewer: the streets of the unit square drawn
 /// cell by cell, each cell where it lies on its street, coloured by what is on it: nothing (grey),
 /// a car (red when standing, through yellow, to green at top speed); intersections in white.
-/// Many cells can fall on one pixel: the pixel shows the highest level among them, so a standing
-/// car shows over a moving one, a car over an empty street. Which cells lie on which pixel is
+/// Many cells can fall on one pixel: the pixel shows the highest level among them (an atomic max),
+/// so a standing car shows over a moving one, a car over an empty street. Where each cell lies is
 /// worked out once on the host, and so is the picture without cars (streets and intersections
-/// never change); a frame is one launch in which every pixel looks at its own cells' occupants.
-/// (Frames are every 10 steps of ~0.2 ms each: a frame must cost far less than a step.)
+/// never change). A frame visits the cars only, in one do-all that also counts them for the
+/// overlay, and then colours the area in one launch: frames come every 10 steps of ~0.2 ms, and a
+/// pass over the network's 4.6 million cells per frame cost more than that do-all.
 
 #include <algorithm>
 #include <cmath>
@@ -49,30 +50,40 @@ SHOAL_HD inline viz::pixel car_colour(std::uint32_t speed, std::uint32_t top) {
 /// the frame with one mark per cell anyway.
 inline constexpr std::uint64_t max_marks = std::uint64_t{1} << 22;
 
-/// Paints the network of a simulation into a frame area fixed at construction.
+/// Paints the network of a simulation into a frame area fixed at construction. A frame is
+/// count() then paint(), as the viewer calls them: count()'s do-all also raises every car's
+/// pixels, and paint() colours the area from those levels and the static background.
 class painter {
  public:
   painter(const network& net, viz::rect area, std::uint32_t max_speed)
-      : area_(area), top_(max_speed - 1), first_cell_(std::size_t{area.area()} + 1), background_(area.area()) {
+      : area_(area), top_(max_speed - 1), first_mark_(net.cells() + 1), background_(area.area()),
+        level_(area.area()), tallies_(2 * tally_stripes) {
     auto pixel_at = [&](double x, double y) {
       const auto px = static_cast<std::uint32_t>(std::clamp(x * area.width, 0.0, area.width - 1.0));
       const auto py = static_cast<std::uint32_t>(std::clamp((1.0 - y) * area.height, 0.0, area.height - 1.0));
       return py * area.width + px;  // y grows upwards in the square, downwards in the image
     };
     const std::uint64_t per_cell_cap = std::max<std::uint64_t>(1, max_marks / std::max<std::uint64_t>(1, net.cells()));
-    // Every (pixel, cell) mark, street after street, cell after cell.
-    std::vector<std::uint32_t> mark_pixel, mark_cell, background(area.area(), 0);
+    // The marks of cell c are pixels[first[c] .. first[c + 1]): counted, then placed.
+    std::vector<std::uint32_t> marks_of(net.cells(), 0);
     for (const street& s : net.streets) {
-      const double x0 = net.x[s.from], y0 = net.y[s.from], x1 = net.x[s.to], y1 = net.y[s.to];
-      const double length_px = std::hypot((x1 - x0) * area.width, (y1 - y0) * area.height);
+      const double length_px = std::hypot((net.x[s.to] - net.x[s.from]) * area.width,
+                                          (net.y[s.to] - net.y[s.from]) * area.height);
       const auto marks = static_cast<std::uint32_t>(
           std::clamp<double>(std::ceil(length_px / s.cells), 1.0, static_cast<double>(per_cell_cap)));
+      for (std::uint32_t k = 0; k < s.cells; ++k) marks_of[s.first + k] = marks;
+    }
+    std::vector<std::uint32_t> first(net.cells() + 1, 0);
+    for (std::uint64_t c = 0; c < net.cells(); ++c) first[c + 1] = first[c] + marks_of[c];
+    std::vector<std::uint32_t> pixels(first.back()), background(area.area(), 0);
+    for (const street& s : net.streets) {
+      const double x0 = net.x[s.from], y0 = net.y[s.from], x1 = net.x[s.to], y1 = net.y[s.to];
+      const std::uint32_t marks = marks_of[s.first];
       for (std::uint32_t k = 0; k < s.cells; ++k)
         for (std::uint32_t m = 0; m < marks; ++m) {
           const double t = (k + (m + 0.5) / marks) / s.cells;
           const std::uint32_t p = pixel_at(x0 + (x1 - x0) * t, y0 + (y1 - y0) * t);
-          mark_pixel.push_back(p);
-          mark_cell.push_back(s.first + k);
+          pixels[first[s.first + k] + m] = p;
           background[p] = std::max(background[p], level_street);
         }
     }
@@ -80,45 +91,43 @@ class painter {
       const std::uint32_t p = pixel_at(net.x[i], net.y[i]);
       background[p] = std::max(background[p], level_intersection);
     }
-    // The cells of pixel p are cells[first[p] .. first[p + 1]), each once: the marks sorted by
-    // pixel (a stable counting sort keeps a cell's marks on one pixel next to each other).
-    std::vector<std::uint32_t> first(std::size_t{area.area()} + 1, 0), cells(mark_pixel.size());
-    for (const std::uint32_t p : mark_pixel) ++first[p + 1];
-    for (std::size_t p = 0; p < area.area(); ++p) first[p + 1] += first[p];
-    std::vector<std::uint32_t> next(first.begin(), first.end() - 1);
-    for (std::size_t m = 0; m < mark_pixel.size(); ++m) cells[next[mark_pixel[m]]++] = mark_cell[m];
-    std::uint32_t kept = 0;
-    for (std::size_t p = 0; p < area.area(); ++p) {
-      const std::uint32_t begin = first[p], end = first[p + 1];
-      first[p] = kept;
-      for (std::uint32_t k = begin; k < end; ++k)
-        if (k == begin || cells[k] != cells[k - 1]) cells[kept++] = cells[k];
-    }
-    first[area.area()] = kept;
-    cells.resize(kept);
-    cells_ = shoal::arch::device_buffer<std::uint32_t>(std::max<std::size_t>(1, cells.size()));
-    if (!cells.empty()) cells_.upload(cells);
-    first_cell_.upload(first);
+    mark_pixel_ = shoal::arch::device_buffer<std::uint32_t>(std::max<std::size_t>(1, pixels.size()));
+    if (!pixels.empty()) mark_pixel_.upload(pixels);
+    first_mark_.upload(first);
     background_.upload(background);
+    level_.zero();
+    tallies_.zero();
   }
 
-  /// Enqueues the painting of the current state into the canvas. No wait.
-  /// One thread per pixel gathers what is on its cells: no atomics, and one launch.
+  /// Enqueues the count of cars and of standing cars into `values` (at Car::count's places for
+  /// them; the overlay shows no other), which also raises the cars' pixels for the next paint().
+  /// No wait.
+  void count(simulation& sim, unsigned long long* values) {
+    unsigned long long* tallies = tallies_.data();
+    const Car::frame_marks marks{first_mark_.data(), mark_pixel_.data(), level_.data(), level_car + 15, tallies,
+                                 tally_stripes};
+    sim.runtime().parallel_do<&Car::show>(marks);
+    sim.runtime().launch_async(1, [=] SHOAL_DEVICE(std::size_t) {
+      unsigned long long cars = 0, standing = 0;
+      for (std::uint32_t s = 0; s < tally_stripes; ++s) {
+        cars += tallies[2 * s], standing += tallies[2 * s + 1];
+        tallies[2 * s] = tallies[2 * s + 1] = 0;  // ready for the next frame
+      }
+      values[tally_cars] += cars;
+      values[tally_stopped] += standing;
+    });
+  }
+
+  /// Enqueues the painting of the area from the levels that count() raised (and resets them).
+  /// No wait.
   void paint(simulation& sim, viz::canvas_view c) {
-    const std::uint32_t* cells = cells_.data();
-    const std::uint32_t* first_cell = first_cell_.data();
+    std::uint32_t* level = level_.data();
     const std::uint32_t* background = background_.data();
-    const network_view net = sim.view();
     const viz::rect area = area_;
     const std::uint32_t top = top_;
     sim.runtime().launch_async(area.area(), [=] SHOAL_DEVICE(std::size_t i) {
-      std::uint32_t l = background[i];
-      for (std::uint32_t k = first_cell[i]; k < first_cell[i + 1]; ++k) {
-        Car* car = net.occupant[cells[k]];
-        if (car == nullptr) continue;
-        const std::uint32_t level = level_car + (15 - static_cast<std::uint32_t>(car->velocity));
-        l = level > l ? level : l;
-      }
+      const std::uint32_t l = level[i] > background[i] ? level[i] : background[i];
+      level[i] = 0;  // ready for the next frame's cars: no clearing launch
       viz::pixel p = viz::rgba(14, 16, 20);
       if (l == level_street) p = viz::rgba(84, 90, 104);
       else if (l == level_intersection) p = viz::rgba(220, 220, 220);
@@ -127,17 +136,15 @@ class painter {
     });
   }
 
-  /// Enqueues the count of cars into `values` (Car::count's sums). No wait.
-  static void count(simulation& sim, unsigned long long* values) {
-    sim.runtime().parallel_do<&Car::count>(shoal::sim::sums::ref{values});
-  }
-
  private:
   viz::rect area_;
   std::uint32_t top_;
-  shoal::arch::device_buffer<std::uint32_t> first_cell_;  // pixel p's cells: [first[p], first[p + 1])
-  shoal::arch::device_buffer<std::uint32_t> cells_;       // the cells on each pixel, pixel after pixel
+  shoal::arch::device_buffer<std::uint32_t> first_mark_;  // cell c's marks: [first[c], first[c + 1])
+  shoal::arch::device_buffer<std::uint32_t> mark_pixel_;  // every cell's pixels, cell after cell
   shoal::arch::device_buffer<std::uint32_t> background_;  // levels without cars: streets, intersections
+  shoal::arch::device_buffer<std::uint32_t> level_;       // cars' levels, raised by count() (0 between frames)
+  shoal::arch::device_buffer<unsigned long long> tallies_;  // Car::frame_marks::tallies (0 between frames)
+  static constexpr std::uint32_t tally_stripes = 32;
 };
 
 }  // namespace traffic::view

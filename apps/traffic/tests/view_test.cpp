@@ -107,8 +107,16 @@ std::vector<viz::pixel> paint(simulation& sim, const network& net, std::uint32_t
   viz::canvas c(w, h);
   viz::clear(c.view(), c.view().whole(), untouched);
   view::painter painter(net, area, sim.params().max_speed);
+  shoal::arch::device_buffer<unsigned long long> values(tally_count);
+  values.zero();
+  painter.count(sim, values.data());  // a frame is count() then paint(), as the viewer calls them
   painter.paint(sim, c.view());
   sim.runtime().synchronize();
+  // What the overlay shows: the frame's own count of cars and standing cars against the census.
+  const census_result census = sim.census();
+  const std::vector<unsigned long long> shown = values.download();
+  EXPECT_EQ(shown[tally_cars], census.cars);
+  EXPECT_EQ(shown[tally_stopped], census.stopped);
   return download(c);
 }
 

@@ -67,6 +67,20 @@ template <class T>
 SHOAL_HD SHOAL_FORCEINLINE T fetch_sub(T& word, T delta) {
   return atomic_ref<T>(word).fetch_sub(delta, acq_rel);
 }
+/// Raises `word` to `value` if that is larger; returns the value before. One atomic instruction
+/// on the GPU: no compare-and-swap loop that many threads raising one word would keep retrying.
+template <class T>
+SHOAL_HD SHOAL_FORCEINLINE T fetch_max_relaxed(T& word, T value) {
+#if defined(SHOAL_BACKEND_CUDA) || defined(SHOAL_HAS_LIBCUDACXX)
+  return atomic_ref<T>(word).fetch_max(value, relaxed);
+#else
+  atomic_ref<T> ref(word);
+  T seen = ref.load(relaxed);
+  while (value > seen && !ref.compare_exchange_weak(seen, value, relaxed)) {
+  }
+  return seen;
+#endif
+}
 /// Weaker forms for the allocator's hot paths, where a full acquire-release (a memory barrier
 /// before the atomic on the GPU) is more than the protocol needs: an acquire RMW takes
 /// something published by a release and publishes nothing itself; a release RMW publishes.
