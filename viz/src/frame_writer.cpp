@@ -37,7 +37,7 @@ frame_writer::~frame_writer() {
     std::lock_guard<std::mutex> lock(mutex_);
     stopping_ = true;
   }
-  changed_.notify_all();
+  job_ready_.notify_all();
   for (auto& t : threads_) t.join();
 }
 
@@ -47,7 +47,7 @@ void frame_writer::rethrow_locked() {
 
 staging& frame_writer::acquire() {
   std::unique_lock<std::mutex> lock(mutex_);
-  changed_.wait(lock, [&] { return !free_.empty() || error_; });
+  job_done_.wait(lock, [&] { return !free_.empty() || error_; });
   rethrow_locked();
   staging* s = free_.back();
   free_.pop_back();
@@ -59,12 +59,15 @@ void frame_writer::submit(staging& slot, std::uint64_t step, double rate) {
     std::lock_guard<std::mutex> lock(mutex_);
     queue_.push_back({&slot, step, rate});
   }
-  changed_.notify_all();
+  // One worker is enough: waking all of them for every frame has the others find nothing to do,
+  // and the step loop's thread pays for the wake-ups (n-body waits for its GPU every step, so
+  // its host time is step time).
+  job_ready_.notify_one();
 }
 
 void frame_writer::finish() {
   std::unique_lock<std::mutex> lock(mutex_);
-  changed_.wait(lock, [&] { return (queue_.empty() && busy_ == 0) || error_; });
+  job_done_.wait(lock, [&] { return (queue_.empty() && busy_ == 0) || error_; });
   rethrow_locked();
 }
 
@@ -78,7 +81,7 @@ void frame_writer::work() {
     job j{};
     {
       std::unique_lock<std::mutex> lock(mutex_);
-      changed_.wait(lock, [&] { return stopping_ || !queue_.empty(); });
+      job_ready_.wait(lock, [&] { return stopping_ || !queue_.empty(); });
       if (queue_.empty()) return;  // stopping, nothing left
       j = queue_.front();
       queue_.pop_front();
@@ -99,7 +102,7 @@ void frame_writer::work() {
       if (failed && !error_) error_ = failed;
       if (!failed) ++written_;
     }
-    changed_.notify_all();
+    job_done_.notify_all();
   }
 }
 

@@ -63,7 +63,8 @@ class frame_writer {
   bool stopping_ = false;
   std::exception_ptr error_;
   mutable std::mutex mutex_;
-  std::condition_variable changed_;
+  std::condition_variable job_ready_;  // for the workers: a job was queued, or stopping
+  std::condition_variable job_done_;   // for the step loop: a slot came free, all done, or an error
   std::vector<std::thread> threads_;
 };
 
