@@ -54,17 +54,18 @@ SHOAL_HD inline viz::pixel tone(std::uint32_t v) {
 
 class painter {
  public:
-  painter(viz::rect area, float max_mass) : area_(area), max_mass_(max_mass), light_(area.area()) {}
+  painter(viz::rect area, float max_mass) : area_(area), max_mass_(max_mass), light_(area.area()) { light_.zero(); }
 
   /// Enqueues the painting of the bodies into the canvas. No wait.
   void paint(shoal::runtime<Space>& rt, viz::canvas_view c) {
-    light_.zero();
     rt.parallel_do<&Body::show<splat>>(splat{light_.data(), area_, max_mass_});
-    const std::uint32_t* light = light_.data();
+    std::uint32_t* light = light_.data();
     const viz::rect area = area_;
     shoal::arch::for_each_index(area.area(), [=] SHOAL_DEVICE(std::size_t i) {
       c.set(area.x + static_cast<std::uint32_t>(i % area.width), area.y + static_cast<std::uint32_t>(i / area.width),
             tone(light[i]));
+      light[i] = 0;  // dark again for the next frame: no clearing launch (n-body waits for its GPU
+                     // every step, so every launch of a frame is step time)
     });
   }
 
