@@ -5,10 +5,10 @@
 /// A do-all over class U is two launches and no host synchronisation (on Hopper the second is
 /// launched as a dependent of the first, so its launch latency hides behind the first's work):
 /// (1) enumeration compacts the set bits of allocated[U] into a dense list of blocks and
-/// snapshots each block's occupancy into its word of heap_view::snapshots; (2) the visit launch, sized on the
-/// device from the list length, runs capacity(U) consecutive threads per listed block, thread i
-/// visiting slot i % capacity of block list[i / capacity] if that slot's snapshot bit is still
-/// set.
+/// snapshots each block's occupancy into its word of heap_view::snapshots; (2) the visit
+/// launch, sized on the device from the list length, runs capacity(U) consecutive threads per
+/// listed block, thread i visiting slot i % capacity of block list[i / capacity] if that slot's
+/// snapshot bit is still set.
 ///
 /// Semantics: every object live when the do-all starts is visited exactly once; objects created
 /// during it are not visited (a fresh slot's snapshot bit is 0); an object destroyed during it is
