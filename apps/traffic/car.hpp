@@ -158,26 +158,11 @@ class Car : public shoal::object<TrafficHeap, Car> {
     t.add(tally_checksum, static_cast<long long>(car_hash(id, position, v)));  // wraps: a sum mod 2^64
   }
 
-  /// The car shown in a frame (traffic_view.hpp): each pixel of its cell raised to the car's
-  /// level, and the car counted (and counted as standing if it is) for the overlay.
-  struct frame_marks {
-    const std::uint32_t* first;  // cell c's pixels: pixel[first[c] .. first[c + 1])
-    const std::uint32_t* pixel;
-    std::uint32_t* level;        // per pixel; highest wins
-    std::uint32_t standing;      // the level of a standing car; one less per unit of speed
-    /// Cars and standing cars, in `stripes` pairs of words picked by processor: a million
-    /// cars counted into two words were ~200 µs of same-address atomics per frame on the H100
-    /// (even added up per warp first), more than the rest of the frame.
-    unsigned long long* tallies;
-    std::uint32_t stripes;
-  };
-  SHOAL_DEVICE void show(frame_marks m) {
-    const std::uint32_t v = velocity, cell = position;
-    for (std::uint32_t k = m.first[cell]; k < m.first[cell + 1]; ++k)
-      shoal::arch::fetch_max_relaxed(m.level[m.pixel[k]], m.standing - v);
-    const shoal::sim::sums::ref t{m.tallies + 2 * (static_cast<std::uint32_t>(shoal::arch::processor_id()) % m.stripes)};
-    t.add(0, 1);
-    if (v == 0) t.add(1, 1);
+  /// Shows the car to `f` as f(cell, velocity): what the viewer paints and counts
+  /// (traffic_view.hpp), without the model knowing about pictures.
+  template <class F>
+  SHOAL_HD void show(F f) {
+    f(static_cast<std::uint32_t>(position), static_cast<std::uint32_t>(velocity));
   }
 
   /// For tests and tools: the car's state into `out[slot]`, slots handed out by `next`.

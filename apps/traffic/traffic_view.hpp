@@ -45,6 +45,27 @@ SHOAL_HD inline viz::pixel car_colour(std::uint32_t speed, std::uint32_t top) {
 }
 }  // namespace detail
 
+/// The do-all argument of a frame (Car::show): raises each pixel of the car's cell to the car's
+/// level and counts the car, and standing cars, for the overlay.
+struct car_marks {
+  /// Cars and standing cars go into this many pairs of words, picked by processor: a million cars
+  /// counted into two words were ~185 µs of same-address atomics per frame on the H100 (even added
+  /// up per warp first), more than the rest of the frame.
+  static constexpr std::uint32_t stripes = 32;
+  const std::uint32_t* first;   // cell c's pixels: pixel[first[c] .. first[c + 1])
+  const std::uint32_t* pixel;
+  std::uint32_t* level;         // per pixel; highest wins
+  unsigned long long* tallies;  // stripes x (cars, standing cars)
+
+  SHOAL_DEVICE void operator()(std::uint32_t cell, std::uint32_t velocity) const {
+    for (std::uint32_t k = first[cell]; k < first[cell + 1]; ++k)
+      shoal::arch::fetch_max_relaxed(level[pixel[k]], level_car + (15 - velocity));
+    const shoal::sim::sums::ref t{tallies + 2 * (static_cast<std::uint32_t>(shoal::arch::processor_id()) % stripes)};
+    t.add(0, 1);
+    if (velocity == 0) t.add(1, 1);
+  }
+};
+
 /// Most (pixel, cell) marks: a cell longer than a pixel gets a mark per pixel it spans, so
 /// streets are unbroken lines, as long as the marks stay this few; a network this dense fills
 /// the frame with one mark per cell anyway.
@@ -57,7 +78,7 @@ class painter {
  public:
   painter(const network& net, viz::rect area, std::uint32_t max_speed)
       : area_(area), top_(max_speed - 1), first_mark_(net.cells() + 1), background_(area.area()),
-        level_(area.area()), tallies_(2 * tally_stripes) {
+        level_(area.area()), tallies_(2 * car_marks::stripes) {
     auto pixel_at = [&](double x, double y) {
       const auto px = static_cast<std::uint32_t>(std::clamp(x * area.width, 0.0, area.width - 1.0));
       const auto py = static_cast<std::uint32_t>(std::clamp((1.0 - y) * area.height, 0.0, area.height - 1.0));
@@ -104,12 +125,11 @@ class painter {
   /// No wait.
   void count(simulation& sim, unsigned long long* values) {
     unsigned long long* tallies = tallies_.data();
-    const Car::frame_marks marks{first_mark_.data(), mark_pixel_.data(), level_.data(), level_car + 15, tallies,
-                                 tally_stripes};
-    sim.runtime().parallel_do<&Car::show>(marks);
+    sim.runtime().parallel_do<&Car::show<car_marks>>(
+        car_marks{first_mark_.data(), mark_pixel_.data(), level_.data(), tallies});
     sim.runtime().launch_async(1, [=] SHOAL_DEVICE(std::size_t) {
       unsigned long long cars = 0, standing = 0;
-      for (std::uint32_t s = 0; s < tally_stripes; ++s) {
+      for (std::uint32_t s = 0; s < car_marks::stripes; ++s) {
         cars += tallies[2 * s], standing += tallies[2 * s + 1];
         tallies[2 * s] = tallies[2 * s + 1] = 0;  // ready for the next frame
       }
@@ -143,8 +163,7 @@ class painter {
   shoal::arch::device_buffer<std::uint32_t> mark_pixel_;  // every cell's pixels, cell after cell
   shoal::arch::device_buffer<std::uint32_t> background_;  // levels without cars: streets, intersections
   shoal::arch::device_buffer<std::uint32_t> level_;       // cars' levels, raised by count() (0 between frames)
-  shoal::arch::device_buffer<unsigned long long> tallies_;  // Car::frame_marks::tallies (0 between frames)
-  static constexpr std::uint32_t tally_stripes = 32;
+  shoal::arch::device_buffer<unsigned long long> tallies_;  // car_marks::tallies (0 between frames)
 };
 
 }  // namespace traffic::view
