@@ -72,44 +72,62 @@ value_pack<T, Ts...> make_value_pack(T head, Ts... tail) {
 
 /// Launch 1 of a do-all over type t: the list of its blocks and their occupancy snapshots.
 /// `*count` must be 0: the previous do-all's visit launch reset it (no memset of its own).
-/// Each thread takes 8 bits of a bitmap word and each warp appends once: a thread per word
-/// would chain up to 64 header reads where a type's blocks lie densely (after parallel_new),
-/// and a thread per block would make a do-all over few objects pay for the whole heap.
+///
+/// Each group of 32 consecutive items (one warp on the GPU: items go to consecutive lanes and
+/// warps start at multiples of 32) lists the blocks of 4 bitmap words, 256 blocks, in 8 rounds:
+/// in round k item j looks at block 32k + j of them. So a round's header reads and snapshot writes
+/// are contiguous (one warp, 512 and 256 bytes) — a thread per 8 adjacent blocks made every
+/// warp-wide access touch 32 separate sectors, and took 54 µs at 10^8 objects for 44 MB of
+/// traffic. The group appends its blocks with one atomic, in block order. A thread per block would
+/// make a do-all over few objects pay a thread for every block of the heap.
 inline void enumerate_blocks(const heap_view& h, std::uint32_t t, std::uint32_t* list,
                              unsigned long long* count) {
+  constexpr std::uint32_t group = 32, rounds = 8;  // rounds × group = 4 words of 64 blocks
   const std::uint64_t* leaves = h.allocated(t).level_words(0);
+  const std::uint64_t words = h.layout.words[0];
   const block_header* headers = h.headers;
   std::uint64_t* snapshots = h.snapshots;
   const std::uint64_t full = h.full_mask(t);
-  arch::for_each_index(h.layout.words[0] * 8, [=] SHOAL_DEVICE(std::size_t i) {
+  const std::uint64_t groups = (words + 3) / 4;
+  arch::for_each_index(groups * group, [=] SHOAL_DEVICE(std::size_t i) {
     // The visit launch (a dependent) may get its blocks ready now; it waits for our results.
     arch::allow_dependent_launch();
-    const std::uint64_t first = i * 8;  // the block of bit 0 of this thread's byte
-    const auto bits = static_cast<std::uint32_t>((leaves[i / 8] >> (8 * (i % 8))) & 0xFFu);
-    // Exclusive prefix and total of the lanes' bit counts (≤ 8: four bits) by four ballots.
+    const std::uint64_t first_word = i / group * 4;
+    const auto j = static_cast<std::uint32_t>(i % group);
+    // Plain loads: nothing writes the bitmap or the headers while this launch runs (it starts
+    // after the previous kernel), and all eight header reads are in flight together.
+    std::uint32_t mine = 0;  // bit k: this item's block of round k is allocated
+    std::uint64_t free_slots[rounds];
+#pragma unroll
+    for (std::uint32_t k = 0; k < rounds; ++k) {
+      const std::uint64_t w = first_word + k / 2;
+      const std::uint64_t b = w * 64 + 32 * (k % 2) + j;
+      if (w < words && ((leaves[w] >> (b % 64)) & 1u) != 0) {
+        mine |= 1u << k;
+        free_slots[k] = headers[b].free_slots;
+      }
+    }
+    // Where each round's blocks go in the group's part of the list: before round k come the
+    // earlier rounds' blocks, then those of lower items in round k.
     const arch::lane_mask lanes = arch::active_lanes();
-    const auto n = static_cast<std::uint32_t>(arch::popc(bits));
-    std::uint32_t below = 0, total = 0;
-    for (int k = 0; k < 4; ++k) {
-      const arch::lane_mask m = arch::ballot(lanes, ((n >> k) & 1u) != 0);
-      below += static_cast<std::uint32_t>(arch::popc(m & arch::lanes_below())) << k;
-      total += static_cast<std::uint32_t>(arch::popc(m)) << k;
+    std::uint32_t below[rounds], total = 0;
+#pragma unroll
+    for (std::uint32_t k = 0; k < rounds; ++k) {
+      const arch::lane_mask m = arch::ballot(lanes, ((mine >> k) & 1u) != 0);
+      below[k] = total + static_cast<std::uint32_t>(arch::popc(m & arch::lanes_below()));
+      total += static_cast<std::uint32_t>(arch::popc(m));
     }
     if (total == 0) return;
     const int leader = arch::lowest_bit(lanes);
     unsigned long long at = 0;
     if (arch::lane_id() == leader) at = arch::fetch_add_relaxed(*count, static_cast<unsigned long long>(total));
-    at = arch::shuffle(lanes, at, leader) + below;
-    // All header reads first, so that they are in flight together.
-    std::uint64_t free_slots[8];
+    at = arch::shuffle(lanes, at, leader);
 #pragma unroll
-    for (int k = 0; k < 8; ++k)
-      if ((bits >> k) & 1u) free_slots[k] = arch::load_relaxed(headers[first + k].free_slots);
-#pragma unroll
-    for (int k = 0; k < 8; ++k)
-      if ((bits >> k) & 1u) {
-        list[at++] = static_cast<std::uint32_t>(first + k);
-        snapshots[first + k] = ~free_slots[k] & full;
+    for (std::uint32_t k = 0; k < rounds; ++k)
+      if ((mine >> k) & 1u) {
+        const std::uint64_t b = (first_word + k / 2) * 64 + 32 * (k % 2) + j;
+        list[at + below[k]] = static_cast<std::uint32_t>(b);
+        snapshots[b] = ~free_slots[k] & full;
       }
   });
 }
