@@ -125,22 +125,25 @@ __global__ void for_each_listed_kernel(const void* context, const std::uint32_t*
   const std::uint64_t n = *count * Per;
   const std::uint64_t stride = static_cast<std::uint64_t>(gridDim.x) * blockDim.x;
   std::uint64_t i = static_cast<std::uint64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
-  // The next item's list entry and what peek() reads for it are loaded before this item's work
-  // runs, so their latency overlaps the work instead of adding to every item's chain of
-  // dependent loads. That read is repeated if the work destroyed anything in this warp (the
-  // reader relies on seeing destroys made before its item, e.g. a do-all's snapshot word).
+  // Loads run ahead of the work so that an item's chain is its own work's loads alone: the list
+  // entry two items ahead, and what peek() reads for the next item (from the entry loaded an
+  // item earlier, so issuing it waits for nothing). With the entry one item ahead, the peek had
+  // to wait for it before this item's work could start (ncu, do-all visit over 10^8 objects: 499
+  // µs one ahead, 468 µs like this; the plain kernel 427 µs). The peek is repeated if the work
+  // destroyed anything in this warp (the reader relies on seeing destroys made before its item,
+  // e.g. a do-all's snapshot word).
   const volatile unsigned& destroys = destroys_of_this_warp();
   unsigned destroys_seen = destroys;
   std::uint32_t entry = i < n ? list[i / Per] : 0;
   std::uint64_t peeked = i < n ? peek(entry) : 0;
+  std::uint32_t next_entry = i + stride < n ? list[(i + stride) / Per] : 0;
   for (; i < n; i += stride) {
     const std::uint32_t current = entry;
     const std::uint64_t current_peeked = peeked;
     const bool more = i + stride < n;
-    if (more) {
-      entry = list[(i + stride) / Per];
-      peeked = peek(entry);
-    }
+    entry = next_entry;
+    if (i + 2 * stride < n) next_entry = list[(i + 2 * stride) / Per];
+    if (more) peeked = peek(entry);
     f(current, static_cast<std::uint32_t>(i % Per), current_peeked);
     const unsigned destroys_now = destroys;
     if (destroys_now != destroys_seen) {
