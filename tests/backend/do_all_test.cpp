@@ -111,6 +111,52 @@ TEST(DoAll, BackToBackDoAllsRunInOrder) {
   EXPECT_EQ(t.bad, 0u);
 }
 
+// On cuda a do-all is a CUDA graph kept per runtime and per counter parity and updated when a
+// call's arguments differ from the graph's: repeated, changed and alternating arguments.
+TEST(DoAll, EachCallUsesItsOwnArguments) {
+  SHOAL_REQUIRE_DEVICE();
+  DoAllRuntime rt(std::size_t{64} << 20);
+  rt.parallel_new<Walker>(objects);
+  int sum = 0;
+  for (const int k : {1, 1, 2, 2, 1, 3, 3, 3, 5}) {  // no wait in between
+    rt.parallel_do<&Walker::visit>(k);
+    sum += k;
+  }
+  const tally t = check_all<Walker, &Walker::expect_visits>(rt, sum);
+  EXPECT_EQ(t.seen, objects);
+  EXPECT_EQ(t.bad, 0u);
+}
+
+TEST(DoAll, RuntimesOfOneHeapTypeKeepTheirOwnDoAlls) {
+  SHOAL_REQUIRE_DEVICE();
+  DoAllRuntime a(std::size_t{64} << 20), b(std::size_t{32} << 20);
+  a.parallel_new<Walker>(objects);
+  b.parallel_new<Walker>(objects / 2 + 1);
+  for (int round = 0; round < 3; ++round) {
+    a.parallel_do<&Walker::visit>(1);
+    b.parallel_do<&Walker::visit>(10);
+  }
+  const tally ta = check_all<Walker, &Walker::expect_visits>(a, 3);
+  const tally tb = check_all<Walker, &Walker::expect_visits>(b, 30);
+  EXPECT_EQ(ta.seen, objects);
+  EXPECT_EQ(ta.bad, 0u);
+  EXPECT_EQ(tb.seen, objects / 2 + 1);
+  EXPECT_EQ(tb.bad, 0u);
+}
+
+TEST(DoAll, AMovedRuntimeKeepsDoingItsDoAlls) {
+  SHOAL_REQUIRE_DEVICE();
+  DoAllRuntime first(std::size_t{64} << 20);
+  first.parallel_new<Walker>(objects);
+  first.parallel_do<&Walker::visit>(2);
+  DoAllRuntime moved(std::move(first));
+  moved.parallel_do<&Walker::visit>(2);
+  moved.parallel_do<&Walker::visit>(3);
+  const tally t = check_all<Walker, &Walker::expect_visits>(moved, 7);
+  EXPECT_EQ(t.seen, objects);
+  EXPECT_EQ(t.bad, 0u);
+}
+
 TEST(DoAll, ObjectsCreatedDuringADoAllAreNotVisited) {
   SHOAL_REQUIRE_DEVICE();
   DoAllRuntime rt(std::size_t{64} << 20);

@@ -2,13 +2,13 @@
 /// @file
 /// Parallel do-all (DESIGN §6), bulk creation, and sequential iteration from device code.
 ///
-/// A do-all over class U is two launches and no host synchronisation (on Hopper the second is
-/// launched as a dependent of the first, so its launch latency hides behind the first's work):
-/// (1) enumeration compacts the set bits of allocated[U] into a dense list of blocks and
-/// snapshots each block's occupancy into its word of heap_view::snapshots; (2) the visit
-/// launch, sized on the device from the list length, runs capacity(U) consecutive threads per
-/// listed block, thread i visiting slot i % capacity of block list[i / capacity] if that slot's
-/// snapshot bit is still set.
+/// A do-all over class U is two launches and no host synchronisation: (1) enumeration compacts
+/// the set bits of allocated[U] into a dense list of blocks and snapshots each block's occupancy
+/// into its word of heap_view::snapshots; (2) the visit launch, sized on the device from the
+/// list length, runs capacity(U) consecutive threads per listed block, thread i visiting slot
+/// i % capacity of block list[i / capacity] if that slot's snapshot bit is still set. On cuda the
+/// two are one CUDA graph launch (see launch_graph.hpp), and on Hopper the visit is a programmatic
+/// dependent of the enumeration, so its blocks get ready while the enumeration runs.
 ///
 /// Semantics: every object live when the do-all starts is visited exactly once; objects created
 /// during it are not visited (a fresh slot's snapshot bit is 0); an object destroyed during it is
@@ -24,6 +24,7 @@
 
 #include "shoal/arch/atomic.hpp"
 #include "shoal/arch/launch.hpp"
+#include "shoal/arch/launch_graph.hpp"
 #include "shoal/bitmap/ordered_list.hpp"
 #include "shoal/dsl/object.hpp"
 #include "shoal/heap/allocator.hpp"
@@ -80,16 +81,29 @@ value_pack<T, Ts...> make_value_pack(T head, Ts... tail) {
 /// warp-wide access touch 32 separate sectors, and took 54 µs at 10^8 objects for 44 MB of
 /// traffic. The group appends its blocks with one atomic, in block order. A thread per block would
 /// make a do-all over few objects pay a thread for every block of the heap.
-inline void enumerate_blocks(const heap_view& h, std::uint32_t t, std::uint32_t* list,
-                             unsigned long long* count) {
-  constexpr std::uint32_t group = 32, rounds = 8;  // rounds × group = 4 words of 64 blocks
-  const std::uint64_t* leaves = h.allocated(t).level_words(0);
-  const std::uint64_t words = h.layout.words[0];
-  const block_header* headers = h.headers;
-  std::uint64_t* snapshots = h.snapshots;
-  const std::uint64_t full = h.full_mask(t);
-  const std::uint64_t groups = (words + 3) / 4;
-  arch::for_each_index(groups * group, [=] SHOAL_DEVICE(std::size_t i) {
+struct block_lister {
+  static constexpr std::uint32_t group = 32, rounds = 8;  // rounds × group = 4 words of 64 blocks
+  const std::uint64_t* leaves;
+  std::uint64_t words;
+  const block_header* headers;
+  std::uint64_t* snapshots;
+  std::uint64_t full;
+  std::uint32_t* list;
+  unsigned long long* count;
+
+  block_lister(const heap_view& h, std::uint32_t t, std::uint32_t* list_, unsigned long long* count_)
+      : leaves(h.allocated(t).level_words(0)),
+        words(h.layout.words[0]),
+        headers(h.headers),
+        snapshots(h.snapshots),
+        full(h.full_mask(t)),
+        list(list_),
+        count(count_) {}
+
+  /// The items of the launch: a group for every 4 bitmap words.
+  std::uint64_t items() const { return (words + 3) / 4 * group; }
+
+  SHOAL_DEVICE void operator()(std::size_t i) const {
     // The visit launch (a dependent) may get its blocks ready now; it waits for our results.
     arch::allow_dependent_launch();
     const std::uint64_t first_word = i / group * 4;
@@ -129,8 +143,8 @@ inline void enumerate_blocks(const heap_view& h, std::uint32_t t, std::uint32_t*
         list[at + below[k]] = static_cast<std::uint32_t>(b);
         snapshots[b] = ~free_slots[k] & full;
       }
-  });
-}
+  }
+};
 
 /// What one thread of the visit launch does for slot `slot` of listed block `b`, given the block's
 /// snapshot word: call Method on the object there if the snapshot holds it. A named functor, not
@@ -159,19 +173,15 @@ struct snapshot_word {
   SHOAL_DEVICE std::uint64_t operator()(std::uint32_t b) const { return arch::load_relaxed(snapshots[b]); }
 };
 
-/// Launch 2: visit every object of concrete type U in the snapshot, as a T (U or a base).
-/// `Capacity` (U's slots per block) is a compile-time constant so that splitting a thread index
-/// into (block, slot) is a multiply and a shift, not a 64-bit division. The launch also resets
-/// `next_count`, the counter the next enumeration will append to.
+/// Launch 2 visits every object of concrete type U in the snapshot, as a T (U or a base): the
+/// launch runs visit_slot over Capacity (U's slots per block) items per listed block; Capacity
+/// is a compile-time constant so that splitting a thread index into (block, slot) is a multiply
+/// and a shift, not a 64-bit division. The launch also resets the counter the next enumeration
+/// will append to.
 template <class U, class T, auto Method, std::uint32_t Capacity, class... Args>
-void visit_blocks(const heap_view& h, const heap_view* device_view, std::uint32_t type,
-                  const std::uint32_t* list, const unsigned long long* count,
-                  unsigned long long* next_count, Args... args) {
+auto slot_visitor(const heap_view& h, std::uint32_t type, Args... args) {
   using pack = decltype(make_value_pack(args...));
-  const visit_slot<U, T, Method, Capacity, pack> visit{h.data, h.block_bytes, type,
-                                                       make_value_pack(args...)};
-  arch::for_each_listed<Capacity>(list, count, h.blocks, visit, snapshot_word{h.snapshots}, device_view,
-                                  next_count);
+  return visit_slot<U, T, Method, Capacity, pack>{h.data, h.block_bytes, type, make_value_pack(args...)};
 }
 
 /// Bulk creation, launch 1 and 2: list the lowest ceil(n / capacity) free blocks in order,

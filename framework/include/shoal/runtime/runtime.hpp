@@ -180,9 +180,11 @@ class runtime {
         constexpr std::uint32_t t = Heap::template type_id<U>;
         constexpr std::uint32_t capacity = detail::geometry_of<Heap>.capacity[t];
         const counter_pair c = next_do_all_counters();
-        detail::enumerate_blocks(view_, t, do_all_list_.data(), c.current);
-        detail::visit_blocks<U, T, Method, capacity>(view_, device_view_, t, do_all_list_.data(),
-                                                     c.current, c.next, args...);
+        const detail::block_lister lister(view_, t, do_all_list_.data(), c.current);
+        arch::for_each_index_then_listed<capacity>(
+            launch_graphs_, static_cast<int>(do_all_parity_), lister.items(), lister, do_all_list_.data(), c.current,
+            view_.blocks, detail::slot_visitor<U, T, Method, capacity>(view_, t, args...),
+            detail::snapshot_word{view_.snapshots}, device_view_, c.next);
       }
     });
   }
@@ -502,6 +504,7 @@ class runtime {
   arch::device_buffer<std::uint32_t> do_all_list_;         // blocks of the type being visited
   arch::device_buffer<unsigned long long> do_all_count_;  // their number (two: see counter_pair)
   unsigned do_all_parity_ = 0;
+  arch::launch_graphs launch_graphs_;  // a do-all's two launches as one (cuda graphs)
   detail::all_pairs_scratch all_pairs_scratch_;
   arch::device_buffer<unsigned long long> ordered_count_{1};  // scratch of ordered listings
 };
