@@ -127,6 +127,20 @@ TEST(DoAll, EachCallUsesItsOwnArguments) {
   EXPECT_EQ(t.bad, 0u);
 }
 
+#if defined(SHOAL_BACKEND_CUDA)
+// Every do-all of this file's classes is also instantiated in other test files' translation
+// units (the enumeration kernel is shared): graphs must be made all the same, not fall back.
+TEST(DoAll, RunsAsOneGraphLaunchPerCounter) {
+  SHOAL_REQUIRE_DEVICE();
+  DoAllRuntime rt(std::size_t{64} << 20);
+  rt.parallel_new<Walker>(objects);
+  for (int k = 0; k < 4; ++k) rt.parallel_do<&Walker::visit>(1);
+  rt.synchronize();
+  EXPECT_EQ(rt.do_all_graphs().graphs(), 2u) << "one graph for each of the two block counters";
+  EXPECT_EQ(rt.do_all_graphs().fallbacks(), 0u);
+}
+#endif
+
 TEST(DoAll, RuntimesOfOneHeapTypeKeepTheirOwnDoAlls) {
   SHOAL_REQUIRE_DEVICE();
   DoAllRuntime a(std::size_t{64} << 20), b(std::size_t{32} << 20);

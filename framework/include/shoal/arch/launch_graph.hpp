@@ -40,6 +40,8 @@ class launch_graphs {
   struct pair {
     cudaGraphExec_t exec = nullptr;
     cudaGraphNode_t first = nullptr, second = nullptr;
+    void* first_function = nullptr;  // the kernels the nodes run (as the graph names them)
+    void* second_function = nullptr;
     std::vector<std::byte> first_launch, second_launch;  // grid and arguments, as bytes
     bool plain = false;  // the graph could not be made: launch the kernels one by one
   };
@@ -54,11 +56,14 @@ class launch_graphs {
 
   /// The pair for `k` (empty, exec == nullptr, when it is new).
   pair& at(const key& k);
+  /// How many pairs run as graphs, and how many could not be made graphs (launched one by one).
+  std::size_t graphs() const;
+  std::size_t fallbacks() const;
   /// Makes p's graph from `record(stream)`, which enqueues the two kernels on the stream it is
   /// given, and launches nothing else. Kernels it enqueues are captured, not run. Returns false
   /// (and leaves p.plain set) if the graph could not be made.
   template <class Record>
-  bool make(pair& p, const void* first_kernel, const void* second_kernel, Record&& record) {
+  bool make(pair& p, Record&& record) {
     begin_capture();
     try {
       std::forward<Record>(record)(capture_stream());
@@ -66,14 +71,14 @@ class launch_graphs {
       abandon_capture();
       throw;
     }
-    return end_capture(p, first_kernel, second_kernel);
+    return end_capture(p);
   }
 
  private:
   struct state;
   void begin_capture();
   cudaStream_t capture_stream();
-  bool end_capture(pair& p, const void* first_kernel, const void* second_kernel);
+  bool end_capture(pair& p);
   void abandon_capture();
   std::unique_ptr<state> state_;
 };
@@ -95,16 +100,17 @@ std::array<std::byte, sizeof(unsigned) + (sizeof(Params) + ... + 0)> launch_byte
   return bytes;
 }
 
-/// Sets graph node `node` of `exec` to kernel<<<grid, launch_block_size>>>(args...) unless it
-/// holds exactly that launch already (`held`: its bytes).
+/// Sets graph node `node` of `exec`, which runs `function` (a kernel of type void(Params...)), to
+/// function<<<grid, launch_block_size>>>(args...) unless it holds exactly that launch already
+/// (`held`: its bytes).
 template <class... Params>
-void update_node(cudaGraphExec_t exec, cudaGraphNode_t node, std::vector<std::byte>& held, void (*kernel)(Params...),
-                 unsigned grid, const std::type_identity_t<Params>&... args) {
+void update_node(cudaGraphExec_t exec, cudaGraphNode_t node, void* function, std::vector<std::byte>& held,
+                 void (*)(Params...), unsigned grid, const std::type_identity_t<Params>&... args) {
   const auto bytes = launch_bytes<Params...>(grid, args...);
   if (held.size() == bytes.size() && std::memcmp(held.data(), bytes.data(), bytes.size()) == 0) return;
   void* pointers[] = {const_cast<void*>(static_cast<const void*>(&args))...};
   cudaKernelNodeParams p{};
-  p.func = reinterpret_cast<void*>(kernel);
+  p.func = function;
   p.gridDim = dim3(grid);
   p.blockDim = dim3(launch_block_size);
   p.sharedMemBytes = 0;
@@ -140,17 +146,16 @@ void for_each_index_then_listed(launch_graphs& graphs, int variant, std::size_t 
                                       reinterpret_cast<const void*>(second_kernel), variant});
   if (p.plain) return one_by_one(nullptr);
   if (p.exec == nullptr) {
-    if (!graphs.make(p, reinterpret_cast<const void*>(first_kernel), reinterpret_cast<const void*>(second_kernel),
-                     one_by_one))
-      return one_by_one(nullptr);
+    if (!graphs.make(p, one_by_one)) return one_by_one(nullptr);
     const auto first_bytes = detail::launch_bytes(first_grid, context, n, first);
     const auto second_bytes = detail::launch_bytes(second_grid, context, list, count, reset, second, peek);
     p.first_launch.assign(first_bytes.begin(), first_bytes.end());
     p.second_launch.assign(second_bytes.begin(), second_bytes.end());
   } else {
-    detail::update_node(p.exec, p.first, p.first_launch, first_kernel, first_grid, context, n, first);
-    detail::update_node(p.exec, p.second, p.second_launch, second_kernel, second_grid, context, list, count, reset,
-                        second, peek);
+    detail::update_node(p.exec, p.first, p.first_function, p.first_launch, first_kernel, first_grid, context, n,
+                        first);
+    detail::update_node(p.exec, p.second, p.second_function, p.second_launch, second_kernel, second_grid, context,
+                        list, count, reset, second, peek);
   }
   SHOAL_CUDA_CHECK(cudaGraphLaunch(p.exec, nullptr));
 }

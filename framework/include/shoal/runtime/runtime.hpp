@@ -230,6 +230,10 @@ class runtime {
     synchronize();
   }
 
+  /// The CUDA graphs that run this runtime's do-alls (see arch/launch_graph.hpp; for tests and
+  /// diagnostics).
+  const arch::launch_graphs& do_all_graphs() const { return launch_graphs_; }
+
   /// Waits for all device work, then reports recorded errors as exceptions.
   void synchronize() {
     arch::synchronize();
