@@ -111,14 +111,18 @@ TEST(DoAll, BackToBackDoAllsRunInOrder) {
   EXPECT_EQ(t.bad, 0u);
 }
 
-// On cuda a do-all is a CUDA graph kept per runtime and per counter parity and updated when a
-// call's arguments differ from the graph's: repeated, changed and alternating arguments.
+// On cuda a do-all is a CUDA graph kept per runtime and per counter parity (do-alls alternate
+// between the two): a call with the graph's arguments launches it, one with the previous call's
+// arguments updates it first, and one with new arguments launches the kernels one by one. The
+// sequence below takes every path on both graphs: graph A gets 1 (made), 2 (one by one), 2
+// (update), 2 (launch), 1, 5 (one by one); graph B 1 (made), 2 (one by one), 2 (update), 3 (one
+// by one), 3 (update), 3 (launch).
 TEST(DoAll, EachCallUsesItsOwnArguments) {
   SHOAL_REQUIRE_DEVICE();
   DoAllRuntime rt(std::size_t{64} << 20);
   rt.parallel_new<Walker>(objects);
   int sum = 0;
-  for (const int k : {1, 1, 2, 2, 1, 3, 3, 3, 5}) {  // no wait in between
+  for (const int k : {1, 1, 2, 2, 2, 2, 2, 3, 1, 3, 5, 3}) {  // no wait in between
     rt.parallel_do<&Walker::visit>(k);
     sum += k;
   }
