@@ -168,6 +168,14 @@ def section_doall(res):
         b2b = spread(chained[n][0], chained[n][2]) if n in chained else "–"
         print(f"| {n:,} | {spread(comp, us)} | {spread(p, us)} | {ratio} | {spread(d.get('doall/scattered'), us)} | "
               f"{b2b} |")
+    made = sorted({n for (k, n) in by if k == "creation"})
+    if made:
+        print("\n| objects | parallel_new µs | plain array init µs | ratio |\n|---|---|---|---|")
+        for n in made:
+            d = by[("creation", n)]
+            new, init = d.get("creation/parallel_new"), d.get("creation/plain_init")
+            ratio = f"{time_us(new) / time_us(init):.2f}" if new and init else "–"
+            print(f"| {n:,} | {spread(new, us)} | {spread(init, us)} | {ratio} |")
     pairs = sorted({n for (k, n) in by if k == "all_pairs"})
     if pairs:
         print("\n| bodies | all_pairs (tiled) µs | device_do per body µs |\n|---|---|---|")

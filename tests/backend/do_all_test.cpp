@@ -10,6 +10,12 @@ class Walker;
 class Runner;
 using DoAllHeap = shoal::heap<Mover, Walker, Runner>;
 
+/// Where object `o` lies: its block's address above 8 bits, its slot below.
+SHOAL_HD inline unsigned long long place_of(const void* o) {
+  const std::uint64_t p = detail::bits_of(o);
+  return (detail::block_address_of(p) << 8) | detail::slot_of(p);
+}
+
 /// Results of a check do-all, in device memory.
 struct tally {
   unsigned long long seen, bad, visits;
@@ -54,16 +60,14 @@ class Walker : public object<DoAllHeap, Walker, Mover> {
     const int want = id >= (1ull << 40) ? 0 : n;  // children were created during the do-all
     if (visits != want) arch::fetch_add(t->bad, 1ull);
   }
-  SHOAL_HD void record_place(unsigned long long* places) {
-    const std::uint64_t p = detail::bits_of(this);
-    places[id] = (detail::block_address_of(p) << 8) | detail::slot_of(p);
-  }
+  SHOAL_HD void record_place(unsigned long long* places) { places[id] = place_of(this); }
 };
 
 class Runner : public object<DoAllHeap, Runner, Mover> {
  public:
   SHOAL_FIELDS(Runner, (double, speed), (double, heading), (double, stamina))
   SHOAL_HD explicit Runner(unsigned long long i) { id = i, visits = 0, moves = 0, partner = nullptr; }
+  SHOAL_HD void record_place(unsigned long long* places) { places[id] = place_of(this); }
 };
 
 using DoAllRuntime = runtime<DoAllHeap>;
@@ -80,6 +84,13 @@ tally check_all(DoAllRuntime& rt, Args... args) {
 void destroy_every_third(DoAllRuntime& rt, Walker** table, std::uint64_t n) {
   rt.launch(n, [=] SHOAL_DEVICE(std::size_t i) {
     if (i % 3 == 0) delete table[i];
+  });
+}
+
+/// Every object of every third block of `capacity` (in parallel_new order): the blocks empty and return.
+void destroy_every_third_block(DoAllRuntime& rt, Walker** table, std::uint64_t n, std::uint64_t capacity) {
+  rt.launch(n, [=] SHOAL_DEVICE(std::size_t i) {
+    if ((i / capacity) % 3 == 0) delete table[i];
   });
 }
 
@@ -259,6 +270,42 @@ TEST(ParallelNew, FillsFreshBlocksInOrderAndReportsOutOfMemory) {
   }
   const std::uint64_t free_slots = (rt.stats().free_blocks) * cap;
   EXPECT_THROW(rt.parallel_new<Walker>(free_slots + 1), out_of_memory);
+}
+
+// parallel_new opens its blocks 64 list entries per thread (one atomic per shared counter and
+// bitmap word for each range): hundreds of blocks among used ones, then more than fit.
+TEST(ParallelNew, OpensTheLowestFreeBlocksAmongUsedOnesAndKeepsTheHeapConsistent) {
+  SHOAL_REQUIRE_DEVICE();
+  DoAllRuntime rt(std::size_t{8} << 20);
+  const std::uint64_t walker_cap = rt.capacity<Walker>(), runner_cap = rt.capacity<Runner>();
+  const std::uint64_t walker_blocks = 300;
+  rt.parallel_new<Walker>(walker_blocks * walker_cap);
+  arch::device_buffer<Walker*> table(walker_blocks * walker_cap);
+  rt.parallel_do<&Walker::enter>(table.data());
+  destroy_every_third_block(rt, table.data(), walker_blocks * walker_cap, walker_cap);
+  rt.synchronize();
+  ASSERT_EQ(rt.verify(), "");
+  const std::uint64_t n = 250 * runner_cap + 5;  // > 64 blocks: several threads' ranges
+  rt.parallel_new<Runner>(n);
+  EXPECT_EQ(rt.verify(), "");
+  arch::device_buffer<unsigned long long> places(n);
+  places.zero();
+  rt.parallel_do<&Runner::record_place>(places.data());
+  rt.synchronize();
+  const auto p = places.download();
+  for (std::uint64_t i = 0; i < n; ++i) {
+    ASSERT_EQ(p[i] & 0xFF, i % runner_cap) << "object " << i << " is in slot i % capacity";
+    ASSERT_EQ(p[i] >> 8, p[i - i % runner_cap] >> 8) << "objects of one block share it";
+    if (i >= runner_cap && i % runner_cap == 0)
+      ASSERT_GT(p[i] >> 8, p[i - runner_cap] >> 8) << "blocks in increasing order (the lowest free first)";
+  }
+  // More than the free blocks hold: the ones that fit are made, the rest reported.
+  const std::uint64_t free_blocks = rt.stats().free_blocks;
+  const std::uint64_t live = rt.stats().live();
+  EXPECT_THROW(rt.parallel_new<Runner>((free_blocks + 70) * runner_cap), out_of_memory);
+  EXPECT_EQ(rt.stats().free_blocks, 0u);
+  EXPECT_EQ(rt.stats().live(), live + free_blocks * runner_cap);
+  EXPECT_EQ(rt.verify(), "");
 }
 
 std::uint64_t count_with_device_do(DoAllRuntime& rt) {

@@ -13,6 +13,7 @@
 
 #include "shoal/arch/error.hpp"
 #include "shoal/arch/lanes.hpp"
+#include "shoal/arch/launch.hpp"
 
 #if defined(SHOAL_BACKEND_CUDA)
 #include <cub/block/block_scan.cuh>
@@ -60,6 +61,56 @@ inline void list_set_bits(const std::uint64_t* words, std::uint64_t count, std::
   SHOAL_CUDA_CHECK(cudaGetLastError());
 }
 
+namespace detail {
+/// One block: offsets[w] = the number of set bits in words[0, w), for the words up to the one
+/// that reaches `limit`; offsets[count] = the number of words so covered; *listed = min(set bits,
+/// limit).
+template <int Threads>
+__global__ void __launch_bounds__(Threads)
+    set_bit_offsets_kernel(const std::uint64_t* words, std::uint64_t count, unsigned long long limit,
+                           unsigned long long* offsets, unsigned long long* listed) {
+  using scan = cub::BlockScan<unsigned long long, Threads>;
+  __shared__ typename scan::TempStorage temp;
+  __shared__ unsigned long long carry;
+  if (threadIdx.x == 0) carry = 0;
+  __syncthreads();
+  std::uint64_t base = 0;
+  for (; base < count; base += Threads) {
+    const std::uint64_t w = base + threadIdx.x;
+    unsigned long long at = 0, total = 0;
+    scan(temp).ExclusiveSum(w < count ? static_cast<unsigned long long>(arch::popc(words[w])) : 0ull, at, total);
+    if (w < count) offsets[w] = carry + at;
+    __syncthreads();  // every thread has read carry
+    if (threadIdx.x == 0) carry += total;
+    __syncthreads();
+    if (carry >= limit) break;  // uniform: carry is shared
+  }
+  if (threadIdx.x == 0) {
+    offsets[count] = base + Threads < count ? base + Threads : count;
+    *listed = carry < limit ? carry : limit;
+  }
+}
+}  // namespace detail
+
+/// list_set_bits for long lists: the same result, but a block-wide scan only counts the bits of
+/// each word, and a grid-wide launch writes the list, one thread per bit. One block writing every
+/// entry took 1.6 ms for the 1.56 million blocks of 10^8 objects on the H100. `offsets` is
+/// scratch of count + 1 elements.
+inline void list_lowest_set_bits(const std::uint64_t* words, std::uint64_t count, std::uint32_t* out,
+                                 unsigned long long limit, unsigned long long* listed, unsigned long long* offsets) {
+  arch::require_device();
+  detail::set_bit_offsets_kernel<detail::ordered_list_threads>
+      <<<1, detail::ordered_list_threads>>>(words, count, limit, offsets, listed);
+  SHOAL_CUDA_CHECK(cudaGetLastError());
+  arch::for_each_counted(offsets + count, 64, count * 64, [=] SHOAL_DEVICE(std::size_t b) {
+    const std::uint64_t word = words[b / 64];
+    const std::uint64_t bit = std::uint64_t{1} << (b % 64);
+    if ((word & bit) == 0) return;
+    const unsigned long long at = offsets[b / 64] + arch::popc(word & (bit - 1));
+    if (at < limit) out[at] = static_cast<std::uint32_t>(b);
+  });
+}
+
 #else
 
 inline void list_set_bits(const std::uint64_t* words, std::uint64_t count, std::uint32_t* out,
@@ -69,6 +120,12 @@ inline void list_set_bits(const std::uint64_t* words, std::uint64_t count, std::
     for (std::uint64_t word = words[w]; word != 0 && at < limit; word &= word - 1)
       out[at++] = static_cast<std::uint32_t>(w * 64 + arch::lowest_bit(word));
   *listed = at;
+}
+
+/// list_set_bits (see the cuda version; `offsets` is not needed here).
+inline void list_lowest_set_bits(const std::uint64_t* words, std::uint64_t count, std::uint32_t* out,
+                                 unsigned long long limit, unsigned long long* listed, unsigned long long*) {
+  list_set_bits(words, count, out, limit, listed);
 }
 
 #endif

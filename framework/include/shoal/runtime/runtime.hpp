@@ -92,6 +92,7 @@ class runtime {
     v.snapshots = reinterpret_cast<std::uint64_t*>(v.headers + m);
     v.bitmap_words = v.snapshots + m;
     v.layout = bitmap_layout::for_bits(m);
+    word_offsets_ = arch::device_buffer<unsigned long long>(v.layout.words[0] + 1);
     v.errors = reinterpret_cast<detail::heap_errors*>(v.bitmap_words + bitmaps * v.layout.total_words);
     v.counters = reinterpret_cast<detail::heap_counters*>(reinterpret_cast<std::byte*>(v.errors) + errors_bytes);
     for (std::uint32_t t = 0; t < Heap::num_types; ++t)
@@ -207,13 +208,15 @@ class runtime {
   void parallel_new(std::size_t n, Args... args) {
     constexpr std::uint32_t t = Heap::template type_id<T>;
     static_assert(!abstract_object<T>, "parallel_new of an abstract class");
-    const std::uint32_t capacity = geometry_.capacity[t];
+    // A compile-time constant: i / capacity is a multiply and a shift, not a 64-bit division
+    // (which made the constructing launch 1.7× a plain array initialisation at 10^8 objects).
+    constexpr std::uint32_t capacity = detail::geometry_of<Heap>.capacity[t];
     std::uint32_t* list = do_all_list_.data();
     if ((n + capacity - 1) / capacity > do_all_list_.size()) {
       detail::record_oom_on_host(view_, t, n);
       check_errors();
     }
-    detail::open_blocks_for(view_, t, n, list, ordered_count_.data());
+    detail::open_blocks_for(view_, t, n, list, ordered_count_.data(), word_offsets_.data());
     std::byte* data = view_.data;
     const std::uint64_t block_bytes = view_.block_bytes;
     const auto packed = detail::make_value_pack(args...);
@@ -511,6 +514,7 @@ class runtime {
   arch::launch_graphs launch_graphs_;  // a do-all's two launches as one (cuda graphs)
   detail::all_pairs_scratch all_pairs_scratch_;
   arch::device_buffer<unsigned long long> ordered_count_{1};  // scratch of ordered listings
+  arch::device_buffer<unsigned long long> word_offsets_;      // ... and their per-word offsets
 };
 
 }  // namespace shoal
