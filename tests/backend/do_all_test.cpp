@@ -254,6 +254,17 @@ TEST(DoAll, ZeroObjectsIsANoOp) {
   EXPECT_EQ(rt.stats().live(), 0u);
 }
 
+/// Where parallel_new put objects 0 … places.size() - 1 (place_of): object i in slot i % capacity
+/// of the (i / capacity)-th block, blocks in increasing order (the lowest free ones).
+void expect_parallel_new_places(const std::vector<unsigned long long>& places, std::uint64_t capacity) {
+  for (std::uint64_t i = 0; i < places.size(); ++i) {
+    ASSERT_EQ(places[i] & 0xFF, i % capacity) << "object " << i << " is in slot i % capacity";
+    ASSERT_EQ(places[i] >> 8, places[i - i % capacity] >> 8) << "objects of one block share it";
+    if (i >= capacity && i % capacity == 0)
+      ASSERT_GT(places[i] >> 8, places[i - capacity] >> 8) << "blocks in increasing order";
+  }
+}
+
 TEST(ParallelNew, FillsFreshBlocksInOrderAndReportsOutOfMemory) {
   SHOAL_REQUIRE_DEVICE();
   DoAllRuntime rt(std::size_t{4} << 20);
@@ -263,17 +274,14 @@ TEST(ParallelNew, FillsFreshBlocksInOrderAndReportsOutOfMemory) {
   arch::device_buffer<unsigned long long> places(n);
   rt.parallel_do<&Walker::record_place>(places.data());
   rt.synchronize();
-  const auto p = places.download();
-  for (std::uint64_t i = 0; i < n; ++i) {
-    ASSERT_EQ(p[i] & 0xFF, i % cap) << "object " << i << " is in slot i % capacity";
-    ASSERT_EQ(p[i] >> 8, p[i - i % cap] >> 8) << "objects of one block share it";
-  }
+  expect_parallel_new_places(places.download(), cap);
   const std::uint64_t free_slots = (rt.stats().free_blocks) * cap;
   EXPECT_THROW(rt.parallel_new<Walker>(free_slots + 1), out_of_memory);
 }
 
-// parallel_new opens its blocks 64 list entries per thread (one atomic per shared counter and
-// bitmap word for each range): hundreds of blocks among used ones, then more than fit.
+// parallel_new lists the lowest free blocks (a count of each bitmap word's free blocks, then a
+// grid-wide write of the list) and opens them: hundreds of blocks among used ones, listed from
+// many words, then more than fit.
 TEST(ParallelNew, OpensTheLowestFreeBlocksAmongUsedOnesAndKeepsTheHeapConsistent) {
   SHOAL_REQUIRE_DEVICE();
   DoAllRuntime rt(std::size_t{8} << 20);
@@ -285,20 +293,14 @@ TEST(ParallelNew, OpensTheLowestFreeBlocksAmongUsedOnesAndKeepsTheHeapConsistent
   destroy_every_third_block(rt, table.data(), walker_blocks * walker_cap, walker_cap);
   rt.synchronize();
   ASSERT_EQ(rt.verify(), "");
-  const std::uint64_t n = 250 * runner_cap + 5;  // > 64 blocks: several threads' ranges
+  const std::uint64_t n = 250 * runner_cap + 5;
   rt.parallel_new<Runner>(n);
   EXPECT_EQ(rt.verify(), "");
   arch::device_buffer<unsigned long long> places(n);
   places.zero();
   rt.parallel_do<&Runner::record_place>(places.data());
   rt.synchronize();
-  const auto p = places.download();
-  for (std::uint64_t i = 0; i < n; ++i) {
-    ASSERT_EQ(p[i] & 0xFF, i % runner_cap) << "object " << i << " is in slot i % capacity";
-    ASSERT_EQ(p[i] >> 8, p[i - i % runner_cap] >> 8) << "objects of one block share it";
-    if (i >= runner_cap && i % runner_cap == 0)
-      ASSERT_GT(p[i] >> 8, p[i - runner_cap] >> 8) << "blocks in increasing order (the lowest free first)";
-  }
+  expect_parallel_new_places(places.download(), runner_cap);
   // More than the free blocks hold: the ones that fit are made, the rest reported.
   const std::uint64_t free_blocks = rt.stats().free_blocks;
   const std::uint64_t live = rt.stats().live();
