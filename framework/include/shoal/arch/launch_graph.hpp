@@ -29,7 +29,6 @@
 #if defined(SHOAL_BACKEND_CUDA)
 #include <array>
 #include <cstring>
-#include <map>
 #include <memory>
 #include <tuple>
 #include <type_traits>
