@@ -1,6 +1,8 @@
 // Parallel do-all, parallel_new and device_do: every live object visited exactly once, objects
 // created during a do-all not visited, destroyed ones not visited after their destruction,
 // base-class do-alls over every subclass, back-to-back enqueueing. Compiled for both backends.
+#include <set>
+
 #include "test_support.hpp"
 
 namespace shoal::test {
@@ -276,38 +278,83 @@ TEST(ParallelNew, FillsFreshBlocksInOrderAndReportsOutOfMemory) {
   rt.synchronize();
   expect_parallel_new_places(places.download(), cap);
   const std::uint64_t free_slots = (rt.stats().free_blocks) * cap;
-  EXPECT_THROW(rt.parallel_new<Walker>(free_slots + 1), out_of_memory);
+  // Enqueued: what did not fit is reported by the next synchronize(), naming the class.
+  rt.parallel_new<Walker>(free_slots + 1);
+  try {
+    rt.synchronize();
+    ADD_FAILURE() << "no out_of_memory";
+  } catch (const out_of_memory& e) {
+    EXPECT_NE(e.type_name().find("Walker"), std::string::npos) << e.type_name();
+    EXPECT_EQ(e.failed(), 1u);  // the one object over
+  }
+  // More blocks than the whole heap has: thrown at once.
+  EXPECT_THROW(rt.parallel_new<Walker>((rt.stats().blocks + 1) * cap), out_of_memory);
 }
 
-// parallel_new lists the lowest free blocks (a count of each bitmap word's free blocks, then a
-// grid-wide write of the list) and opens them: hundreds of blocks among used ones, listed from
-// many words, then more than fit.
-TEST(ParallelNew, OpensTheLowestFreeBlocksAmongUsedOnesAndKeepsTheHeapConsistent) {
-  SHOAL_REQUIRE_DEVICE();
-  DoAllRuntime rt(std::size_t{8} << 20);
+// parallel_new counts the free blocks of each bitmap word, lists the lowest ones and opens them:
+// runners among the blocks that emptied when every third block of walkers died, from many words,
+// then more than fit. On cuda few objects take the one-block launch and many the cooperative
+// one (chunks of words per thread block, a thread per bit, a thread per word for the bitmaps).
+void expect_parallel_new_fills_the_lowest_free_blocks(std::size_t heap_bytes, std::uint64_t walker_blocks,
+                                                      std::uint64_t runner_blocks, bool one_block) {
+  DoAllRuntime rt(heap_bytes);
   const std::uint64_t walker_cap = rt.capacity<Walker>(), runner_cap = rt.capacity<Runner>();
-  const std::uint64_t walker_blocks = 300;
-  rt.parallel_new<Walker>(walker_blocks * walker_cap);
-  arch::device_buffer<Walker*> table(walker_blocks * walker_cap);
+  const std::uint64_t walkers = walker_blocks * walker_cap;
+  rt.parallel_new<Walker>(walkers);
+  arch::device_buffer<Walker*> table(walkers);
+  arch::device_buffer<unsigned long long> walker_places(walkers);
   rt.parallel_do<&Walker::enter>(table.data());
-  destroy_every_third_block(rt, table.data(), walker_blocks * walker_cap, walker_cap);
+  rt.parallel_do<&Walker::record_place>(walker_places.data());
+  destroy_every_third_block(rt, table.data(), walkers, walker_cap);
   rt.synchronize();
   ASSERT_EQ(rt.verify(), "");
-  const std::uint64_t n = 250 * runner_cap + 5;
+  // Block indices from addresses: in the fresh heap the walkers filled blocks 0, 1, 2, ...
+  const auto wp = walker_places.download();
+  const std::uint64_t block0 = wp[0] >> 8, block_bytes = rt.stats().block_bytes;
+  const auto block_of = [&](unsigned long long place) { return ((place >> 8) - block0) / block_bytes; };
+  std::set<std::uint64_t> still_used;
+  for (std::uint64_t i = 0; i < walkers; ++i) {
+    ASSERT_EQ(block_of(wp[i]), i / walker_cap) << "walker " << i << " is in the lowest free block";
+    if ((i / walker_cap) % 3 != 0) still_used.insert(i / walker_cap);
+  }
+  const std::uint64_t n = runner_blocks * runner_cap + 5;
+#if defined(SHOAL_BACKEND_CUDA)
+  EXPECT_EQ(n <= detail::parallel_new_one_block_objects, one_block) << n << " runners";
+#endif
   rt.parallel_new<Runner>(n);
   EXPECT_EQ(rt.verify(), "");
   arch::device_buffer<unsigned long long> places(n);
   places.zero();
   rt.parallel_do<&Runner::record_place>(places.data());
   rt.synchronize();
-  expect_parallel_new_places(places.download(), runner_cap);
+  const auto rp = places.download();
+  expect_parallel_new_places(rp, runner_cap);
+  // Exactly the lowest free blocks: the emptied ones among the walkers' first, then fresh ones.
+  for (std::uint64_t j = 0, b = 0; j <= runner_blocks; ++j, ++b) {
+    while (still_used.count(b)) ++b;
+    ASSERT_EQ(block_of(rp[j * runner_cap]), b) << "runner block " << j << " is the lowest free one";
+  }
   // More than the free blocks hold: the ones that fit are made, the rest reported.
   const std::uint64_t free_blocks = rt.stats().free_blocks;
-  const std::uint64_t live = rt.stats().live();
-  EXPECT_THROW(rt.parallel_new<Runner>((free_blocks + 70) * runner_cap), out_of_memory);
+  const std::uint64_t live = rt.stats().live(), over = (free_blocks + 70) * runner_cap;
+#if defined(SHOAL_BACKEND_CUDA)
+  EXPECT_EQ(over <= detail::parallel_new_one_block_objects, one_block) << over << " runners";
+#endif
+  rt.parallel_new<Runner>(over);
+  EXPECT_THROW(rt.synchronize(), out_of_memory);
   EXPECT_EQ(rt.stats().free_blocks, 0u);
   EXPECT_EQ(rt.stats().live(), live + free_blocks * runner_cap);
   EXPECT_EQ(rt.verify(), "");
+}
+
+TEST(ParallelNew, FewObjectsFillTheLowestFreeBlocksAmongUsedOnes) {
+  SHOAL_REQUIRE_DEVICE();
+  expect_parallel_new_fills_the_lowest_free_blocks(std::size_t{1} << 20, 300, 250, true);
+}
+
+TEST(ParallelNew, ManyObjectsFillTheLowestFreeBlocksAmongUsedOnes) {
+  SHOAL_REQUIRE_DEVICE();
+  expect_parallel_new_fills_the_lowest_free_blocks(std::size_t{32} << 20, 3000, 2500, false);
 }
 
 std::uint64_t count_with_device_do(DoAllRuntime& rt) {

@@ -64,6 +64,34 @@ void launch_dependent(void (*kernel)(Params...), unsigned grid, unsigned block, 
   SHOAL_CUDA_CHECK(cudaLaunchKernelEx(&config, kernel, std::forward<Args>(args)...));
 }
 
+/// The most blocks of `block` threads of `kernel` that can be resident on the device at once:
+/// the largest grid a cooperative launch (one that waits for its whole grid) may have.
+template <class... Params>
+unsigned resident_blocks(void (*kernel)(Params...), int block) {
+  int per_multiprocessor = 0;
+  SHOAL_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_multiprocessor, kernel, block, 0));
+  return static_cast<unsigned>(per_multiprocessor * probe_device().multiprocessors);
+}
+
+/// Launches kernel<<<grid, block, 0, stream>>>(args...) cooperatively: all its blocks are
+/// resident together, so it may wait for the whole grid (cooperative_groups::this_grid().sync())
+/// between phases. `grid` must not exceed resident_blocks(kernel, block).
+template <class... Params, class... Args>
+void launch_cooperative(void (*kernel)(Params...), unsigned grid, unsigned block, cudaStream_t stream,
+                        Args&&... args) {
+  cudaLaunchConfig_t config{};
+  config.gridDim = dim3(grid);
+  config.blockDim = dim3(block);
+  config.dynamicSmemBytes = 0;
+  config.stream = stream;
+  cudaLaunchAttribute attribute[1];
+  attribute[0].id = cudaLaunchAttributeCooperative;
+  attribute[0].val.cooperative = 1;
+  config.attrs = attribute;
+  config.numAttrs = 1;
+  SHOAL_CUDA_CHECK(cudaLaunchKernelEx(&config, kernel, std::forward<Args>(args)...));
+}
+
 namespace detail {
 // The launch context (e.g. the heap a kernel allocates from) reaches device code that has no
 // access to kernel parameters (a class's operator new) through one shared-memory word per block.

@@ -63,6 +63,18 @@ inline void copy_to_host(void* dst, const void* src, std::size_t bytes) {
 #endif
 }
 
+/// Enqueues a copy to the host on the default stream after the work before it; the bytes are
+/// there once that work is waited for (arch::synchronize). `dst` should be pinned (see
+/// pinned_value): pageable memory makes the copy synchronous.
+inline void copy_to_host_enqueued(void* dst, const void* src, std::size_t bytes) {
+  if (bytes == 0) return;
+#if defined(SHOAL_BACKEND_CUDA)
+  SHOAL_CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToHost, nullptr));
+#else
+  std::memcpy(dst, src, bytes);
+#endif
+}
+
 inline void copy_on_device(void* dst, const void* src, std::size_t bytes) {
   if (bytes == 0) return;
 #if defined(SHOAL_BACKEND_CUDA)
@@ -125,6 +137,48 @@ class device_buffer {
  private:
   T* data_ = nullptr;
   std::size_t size_ = 0;
+};
+
+/// One T in page-locked host memory (plain host memory on cpu), for copy_to_host_enqueued: a
+/// copy of a few bytes then rides along with the wait for the work before it, instead of a
+/// blocking cudaMemcpy through a staging buffer after it. T must be trivially copyable.
+template <class T>
+class pinned_value {
+ public:
+  pinned_value() {
+#if defined(SHOAL_BACKEND_CUDA)
+    require_device();
+    SHOAL_CUDA_CHECK(cudaMallocHost(reinterpret_cast<void**>(&value_), sizeof(T)));
+#else
+    value_ = static_cast<T*>(::operator new(sizeof(T)));
+#endif
+    std::memset(static_cast<void*>(value_), 0, sizeof(T));
+  }
+  pinned_value(const pinned_value&) = delete;
+  pinned_value& operator=(const pinned_value&) = delete;
+  pinned_value(pinned_value&& o) noexcept : value_(std::exchange(o.value_, nullptr)) {}
+  pinned_value& operator=(pinned_value&& o) noexcept {
+    if (this != &o) {
+      release();
+      value_ = std::exchange(o.value_, nullptr);
+    }
+    return *this;
+  }
+  ~pinned_value() { release(); }
+
+  T* get() const { return value_; }
+
+ private:
+  void release() noexcept {
+    if (value_ == nullptr) return;
+#if defined(SHOAL_BACKEND_CUDA)
+    cudaFreeHost(value_);
+#else
+    ::operator delete(value_);
+#endif
+    value_ = nullptr;
+  }
+  T* value_ = nullptr;
 };
 
 }  // namespace shoal::arch

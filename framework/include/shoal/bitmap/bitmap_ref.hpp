@@ -92,6 +92,20 @@ class bitmap_ref {
     while (!try_clear_at(0, i)) arch::spin_pause();
   }
 
+  /// Sets the bits `mask` of leaf word w, which the caller owns (they are clear and nobody else
+  /// sets them); the word's parent bit follows if the word was zero. One atomic for many bits
+  /// (bulk opening, parallel_new).
+  SHOAL_DEVICE void set_bits(std::uint64_t w, std::uint64_t mask) const {
+    const std::uint64_t prev = arch::fetch_or(level_words(0)[w], mask);
+    if (prev == 0 && layout_.top() > 0) set_at(1, w);
+  }
+  /// Clears the bits `mask` of leaf word w, which the caller owns (they are set and nobody else
+  /// clears them); the word's parent bit follows if the word became zero.
+  SHOAL_DEVICE void clear_bits(std::uint64_t w, std::uint64_t mask) const {
+    const std::uint64_t prev = arch::fetch_and(level_words(0)[w], ~mask);
+    if (prev != 0 && (prev & ~mask) == 0) clear_at(1, w);
+  }
+
   /// A leaf word with set bits, found at random: a uniformly random leaf word first (dense
   /// bitmaps end here, after one load), else a descent from the top word choosing a random set
   /// bit at each level. Both first loads are issued together, so the flat probe costs no

@@ -183,45 +183,34 @@ SHOAL_DEVICE inline void release_slots(const heap_view& h, std::uint64_t b, std:
   if (give_back_slots(h, b, t, bits, credit)) return_if_empty(h, b);
 }
 
-/// Turns free block b into a block of type t whose first `taken` slots are in use (fresh
-/// blocks are filled in slot order so that constructor writes of a warp are coalesced), and
-/// makes its spare slots available.
-SHOAL_DEVICE inline void initialize_block(const heap_view& h, std::uint64_t b, std::uint32_t t,
-                                          std::uint32_t taken) {
-  block_header& hdr = h.headers[b];
+/// The type and snapshot of free block b turned into a block of type t whose first `taken`
+/// slots are in use (fresh blocks are filled in slot order so that constructor writes of a warp
+/// are coalesced). Returns its free slots, which the caller stores in the header: with release
+/// ordering where others may claim slots meanwhile (that publishes the type).
+SHOAL_DEVICE inline std::uint64_t prepare_header(const heap_view& h, std::uint64_t b, std::uint32_t t,
+                                                 std::uint32_t taken) {
   const std::uint64_t taken_mask = taken >= 64 ? ~std::uint64_t{0} : (std::uint64_t{1} << taken) - 1;
-  const std::uint64_t free = h.full_mask(t) & ~taken_mask;
-  arch::store_relaxed(hdr.type, t);
+  arch::store_relaxed(h.headers[b].type, t);
   arch::store_relaxed(h.snapshots[b], std::uint64_t{0});
-  arch::store_release(hdr.free_slots, free);  // publishes the type to whoever claims a slot
-  h.allocated(t).set(b);
-  if (free != 0) {
-    h.active(t).set(b);
-    credit_available(h, t, arch::popc(free));
-  }
+  return h.full_mask(t) & ~taken_mask;
 }
 
-/// Opens a free block for type t with its first `taken` slots in use; bitmap_npos when no
-/// block is left. Takes block `preferred` if it is still free, else any. A block operation:
-/// its spare slots are counted before it ends. (Used by parallel_new; reserve_or_open inlines
-/// the same steps.)
-SHOAL_DEVICE inline std::uint64_t open_block(const heap_view& h, std::uint32_t t,
-                                             std::uint32_t taken, walk_rng& rng,
-                                             std::uint64_t preferred = bitmap_npos) {
-  long long& blocks = free_block_count(h);
-  enter_block_operation(h);
-  std::uint64_t block = bitmap_npos;
-  if (arch::fetch_sub(blocks, 1ll) > 0) {
-    // Reserved, hence findable: the returner sets the free bit before counting the block.
-    if (preferred != bitmap_npos && h.free_blocks().try_clear(preferred)) block = preferred;
-    else
-      while ((block = h.free_blocks().claim(rng)) == bitmap_npos) arch::spin_pause();
-    initialize_block(h, block, t, taken);
-  } else {
-    arch::fetch_add(blocks, 1ll);  // went below zero: undo
-  }
-  leave_block_operation(h);
-  return block;
+/// Makes the spare slots `free` of a block just opened for t findable and counted.
+SHOAL_DEVICE inline void offer_spare_slots(const heap_view& h, std::uint64_t b, std::uint32_t t,
+                                           std::uint64_t free) {
+  if (free == 0) return;
+  h.active(t).set(b);
+  credit_available(h, t, arch::popc(free));
+}
+
+/// Turns free block b (claimed: its free bit cleared) into a block of type t whose first
+/// `taken` slots are in use, and makes its spare slots available.
+SHOAL_DEVICE inline void initialize_block(const heap_view& h, std::uint64_t b, std::uint32_t t,
+                                          std::uint32_t taken) {
+  const std::uint64_t free = prepare_header(h, b, t, taken);
+  arch::store_release(h.headers[b].free_slots, free);  // publishes the type to whoever claims a slot
+  h.allocated(t).set(b);
+  offer_spare_slots(h, b, t, free);
 }
 
 SHOAL_DEVICE inline void record_failed_allocations(const heap_view& h, std::uint32_t t,

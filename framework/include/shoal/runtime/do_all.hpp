@@ -184,27 +184,6 @@ auto slot_visitor(const heap_view& h, std::uint32_t type, Args... args) {
   return visit_slot<U, T, Method, Capacity, pack>{h.data, h.block_bytes, type, make_value_pack(args...)};
 }
 
-/// Bulk creation, launch 1 and 2: list the lowest ceil(n / capacity) free blocks in order,
-/// then open them (slots in order), or record the objects that do not fit. On a quiescent heap
-/// the same call places the same objects in the same blocks every run, so everything that
-/// follows heap order (do-all and all-pairs order) is reproducible. `listed` is scratch, and
-/// `offsets` (one element per leaf word of the bitmaps, and one more).
-inline void open_blocks_for(const heap_view& h, std::uint32_t t, std::uint64_t n, std::uint32_t* list,
-                            unsigned long long* listed, unsigned long long* offsets) {
-  const std::uint32_t capacity = h.capacity[t];
-  const std::uint64_t blocks = (n + capacity - 1) / capacity;
-  list_lowest_set_bits(h.free_blocks().level_words(0), h.layout.words[0], list, blocks, listed, offsets);
-  const heap_view v = h;
-  arch::for_each_index(blocks, [=] SHOAL_DEVICE(std::size_t j) {
-    walk_rng rng = walk_rng::for_this_lane(j);
-    const std::uint64_t objects = n - j * capacity < capacity ? n - j * capacity : capacity;
-    const std::uint64_t preferred = j < *listed ? list[j] : bitmap_npos;
-    const std::uint64_t b = open_block(v, t, static_cast<std::uint32_t>(objects), rng, preferred);
-    list[j] = b == bitmap_npos ? ~std::uint32_t{0} : static_cast<std::uint32_t>(b);
-    if (b == bitmap_npos) record_failed_allocations(v, t, objects);
-  });
-}
-
 /// Host side: counts n failed allocations of t (a request that cannot fit at all).
 inline void record_oom_on_host(const heap_view& h, std::uint32_t t, unsigned long long n) {
   unsigned long long failed = 0;

@@ -26,6 +26,7 @@
 #include "shoal/runtime/all_pairs.hpp"
 #include "shoal/runtime/do_all.hpp"
 #include "shoal/runtime/errors.hpp"
+#include "shoal/runtime/parallel_new.hpp"
 
 namespace shoal {
 
@@ -92,7 +93,9 @@ class runtime {
     v.snapshots = reinterpret_cast<std::uint64_t*>(v.headers + m);
     v.bitmap_words = v.snapshots + m;
     v.layout = bitmap_layout::for_bits(m);
-    word_offsets_ = arch::device_buffer<unsigned long long>(v.layout.words[0] + 1);
+    word_offsets_ = arch::device_buffer<unsigned long long>(v.layout.words[0]);
+    // parallel_new's launch: at most 8 blocks of 256 threads per multiprocessor.
+    chunk_counts_ = arch::device_buffer<unsigned long long>(8 * static_cast<std::size_t>(arch::probe_device().multiprocessors));
     v.errors = reinterpret_cast<detail::heap_errors*>(v.bitmap_words + bitmaps * v.layout.total_words);
     v.counters = reinterpret_cast<detail::heap_counters*>(reinterpret_cast<std::byte*>(v.errors) + errors_bytes);
     for (std::uint32_t t = 0; t < Heap::num_types; ++t)
@@ -202,8 +205,10 @@ class runtime {
     detail::all_pairs<T, capacity>(view_, device_view_, t, do_all_list_.data(), all_pairs_scratch_, op);
   }
 
-  /// Creates n objects of T, object i constructed as T(i, args...), in fresh blocks filled in
-  /// order (no search). Waits, and throws out_of_memory if they did not all fit.
+  /// Creates n objects of T, object i constructed as T(i, args...), in the lowest free blocks,
+  /// filled in order (no search). Enqueued like a do-all, without waiting: the objects that do
+  /// not fit are reported as out_of_memory naming T by the next synchronize() (at once if n
+  /// needs more blocks than the whole heap has).
   template <class T, class... Args>
   void parallel_new(std::size_t n, Args... args) {
     constexpr std::uint32_t t = Heap::template type_id<T>;
@@ -211,36 +216,25 @@ class runtime {
     // A compile-time constant: i / capacity is a multiply and a shift, not a 64-bit division
     // (which made the constructing launch 1.7× a plain array initialisation at 10^8 objects).
     constexpr std::uint32_t capacity = detail::geometry_of<Heap>.capacity[t];
-    std::uint32_t* list = do_all_list_.data();
     if ((n + capacity - 1) / capacity > do_all_list_.size()) {
       detail::record_oom_on_host(view_, t, n);
       check_errors();
     }
-    detail::open_blocks_for(view_, t, n, list, ordered_count_.data(), word_offsets_.data());
-    std::byte* data = view_.data;
-    const std::uint64_t block_bytes = view_.block_bytes;
-    const auto packed = detail::make_value_pack(args...);
-    arch::for_each_index(
-        n,
-        [=] SHOAL_DEVICE(std::size_t i) {
-          const std::uint32_t b = list[i / capacity];
-          if (b == ~std::uint32_t{0}) return;  // recorded as failed
-          void* slot = reinterpret_cast<void*>(detail::encode_pointer(
-              data + b * block_bytes, static_cast<std::uint32_t>(i % capacity), capacity, t));
-          packed.apply([&](const Args&... a) { new (slot) T(i, a...); });
-        },
-        device_view_);
-    synchronize();
+    const detail::parallel_new_scratch scratch{do_all_list_.data(), word_offsets_.data(), chunk_counts_.data(),
+                                               static_cast<unsigned>(chunk_counts_.size())};
+    detail::parallel_new<T, capacity>(view_, device_view_, t, n, scratch, detail::make_value_pack(args...));
   }
 
   /// The CUDA graphs that run this runtime's do-alls (see arch/launch_graph.hpp; for tests and
   /// diagnostics).
   const arch::launch_graphs& do_all_graphs() const { return launch_graphs_; }
 
-  /// Waits for all device work, then reports recorded errors as exceptions.
+  /// Waits for all device work, then reports recorded errors as exceptions. The error record is
+  /// copied with the work, so this is one wait (a cudaMemcpy after it cost another round trip).
   void synchronize() {
+    arch::copy_to_host_enqueued(errors_seen_.get(), view_.errors, sizeof(detail::heap_errors));
     arch::synchronize();
-    check_errors();
+    report_errors(*errors_seen_.get());
   }
 
   /// Throws for what the device recorded since the last call (then clears the record):
@@ -248,6 +242,20 @@ class runtime {
   void check_errors() {
     detail::heap_errors e;
     arch::copy_to_host(&e, view_.errors, sizeof(e));
+    report_errors(e);
+  }
+
+  static std::string type_name(std::uint32_t t) {
+    std::string name = "type " + std::to_string(t);
+    Heap::for_each_type([&]<class T>() {
+      if (Heap::template type_id<T> == t) name = std::string(detail::type_name<T>());
+    });
+    return name;
+  }
+
+ private:
+  /// check_errors() for a record already on the host.
+  void report_errors(const detail::heap_errors& e) {
     if (e.bad_destroys != 0) {
       arch::fill_bytes(view_.errors, 0, sizeof(e));
       std::ostringstream os;
@@ -273,13 +281,7 @@ class runtime {
     }
   }
 
-  static std::string type_name(std::uint32_t t) {
-    std::string name = "type " + std::to_string(t);
-    Heap::for_each_type([&]<class T>() {
-      if (Heap::template type_id<T> == t) name = std::string(detail::type_name<T>());
-    });
-    return name;
-  }
+ public:
 
   heap_stats stats() const {
     const auto headers = download_headers();
@@ -513,8 +515,9 @@ class runtime {
   unsigned do_all_parity_ = 0;
   arch::launch_graphs launch_graphs_;  // a do-all's two launches as one (cuda graphs)
   detail::all_pairs_scratch all_pairs_scratch_;
-  arch::device_buffer<unsigned long long> ordered_count_{1};  // scratch of ordered listings
-  arch::device_buffer<unsigned long long> word_offsets_;      // ... and their per-word offsets
+  arch::device_buffer<unsigned long long> word_offsets_;  // parallel_new's scratch: per leaf word
+  arch::device_buffer<unsigned long long> chunk_counts_;  // ... and per thread block
+  arch::pinned_value<detail::heap_errors> errors_seen_;   // synchronize()'s copy of the record
 };
 
 }  // namespace shoal
