@@ -254,6 +254,15 @@ def goals(res):
     if full and plain:
         x = time_us(full) / time_us(plain)
         out.append(("do-all over 10^8 objects ≤ 1.2× plain SOA", f"{x:.2f}×", x <= 1.2))
+    new, init = doall.get("creation/parallel_new/objects:100000000"), doall.get("creation/plain_init/objects:100000000")
+    if new and init:
+        # The issue asks for "as fast as a plain array initialisation"; 1.1× allows for noise.
+        x = time_us(new) / time_us(init)
+        out.append(("parallel_new of 10^8 objects as fast as a plain array init (≤ 1.1×)", f"{x:.2f}×", x <= 1.1))
+    tiled, walk = doall.get("all_pairs/tiled/objects:20000"), doall.get("all_pairs/device_do/objects:20000")
+    if tiled and walk:
+        x = time_us(walk) / time_us(tiled)
+        out.append(("all-pairs helper ≥ 5× `device_do`, 20,000 bodies", f"{x:.1f}×", x >= 5))
     apps = app_table(res)
     for app in ("wator", "traffic"):
         # At the largest size measured: the app's default size in the GPU profile.
