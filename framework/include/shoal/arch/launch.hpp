@@ -41,6 +41,20 @@ __device__ SHOAL_FORCEINLINE void allow_dependent_launch() {
 #endif
 }
 
+/// kernel<<<grid, block, 0, stream>>>(args...) with one launch attribute.
+template <class... Params, class... Args>
+void launch_with(cudaLaunchAttribute attribute, void (*kernel)(Params...), unsigned grid, unsigned block,
+                 cudaStream_t stream, Args&&... args) {
+  cudaLaunchConfig_t config{};
+  config.gridDim = dim3(grid);
+  config.blockDim = dim3(block);
+  config.dynamicSmemBytes = 0;
+  config.stream = stream;
+  config.attrs = &attribute;
+  config.numAttrs = 1;
+  SHOAL_CUDA_CHECK(cudaLaunchKernelEx(&config, kernel, std::forward<Args>(args)...));
+}
+
 /// Launches kernel<<<grid, block, 0, stream>>>(args...) as a dependent of the previous kernel
 /// on the stream where the device supports it (see wait_for_previous_kernel), else normally.
 template <class... Params, class... Args>
@@ -51,17 +65,10 @@ void launch_dependent(void (*kernel)(Params...), unsigned grid, unsigned block, 
     SHOAL_CUDA_CHECK(cudaGetLastError());
     return;
   }
-  cudaLaunchConfig_t config{};
-  config.gridDim = dim3(grid);
-  config.blockDim = dim3(block);
-  config.dynamicSmemBytes = 0;
-  config.stream = stream;
-  cudaLaunchAttribute attribute[1];
-  attribute[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
-  attribute[0].val.programmaticStreamSerializationAllowed = 1;
-  config.attrs = attribute;
-  config.numAttrs = 1;
-  SHOAL_CUDA_CHECK(cudaLaunchKernelEx(&config, kernel, std::forward<Args>(args)...));
+  cudaLaunchAttribute dependent{};
+  dependent.id = cudaLaunchAttributeProgrammaticStreamSerialization;
+  dependent.val.programmaticStreamSerializationAllowed = 1;
+  launch_with(dependent, kernel, grid, block, stream, std::forward<Args>(args)...);
 }
 
 /// The most blocks of `block` threads of `kernel` that can be resident on the device at once:
@@ -79,17 +86,10 @@ unsigned resident_blocks(void (*kernel)(Params...), int block) {
 template <class... Params, class... Args>
 void launch_cooperative(void (*kernel)(Params...), unsigned grid, unsigned block, cudaStream_t stream,
                         Args&&... args) {
-  cudaLaunchConfig_t config{};
-  config.gridDim = dim3(grid);
-  config.blockDim = dim3(block);
-  config.dynamicSmemBytes = 0;
-  config.stream = stream;
-  cudaLaunchAttribute attribute[1];
-  attribute[0].id = cudaLaunchAttributeCooperative;
-  attribute[0].val.cooperative = 1;
-  config.attrs = attribute;
-  config.numAttrs = 1;
-  SHOAL_CUDA_CHECK(cudaLaunchKernelEx(&config, kernel, std::forward<Args>(args)...));
+  cudaLaunchAttribute cooperative{};
+  cooperative.id = cudaLaunchAttributeCooperative;
+  cooperative.val.cooperative = 1;
+  launch_with(cooperative, kernel, grid, block, stream, std::forward<Args>(args)...);
 }
 
 namespace detail {
