@@ -12,9 +12,7 @@
 /// the allocator's protocol (counter, epoch, bit, header, bits, one thread per block) took 308 µs
 /// for the 1.56 million blocks of 10^8 objects on the H100.
 ///
-/// cuda, up to parallel_new_one_block_objects: one block of threads scans the words until it
-/// has found enough free blocks, a thread per word opening its word's, then makes the objects.
-/// cuda, more: one cooperative launch in three phases with a grid-wide barrier between them:
+/// cuda: one cooperative launch in three phases with a grid-wide barrier between them:
 ///   1. every thread block counts the free blocks in its chunk of the free bitmap's words (a
 ///      block-wide prefix sum gives each word's offset in the chunk);
 ///   2. every thread block adds up the chunks before its own, then opens its chunk's blocks that
@@ -22,7 +20,8 @@
 ///   3. the grid's warps make the objects, 8 listed blocks per warp and turn.
 /// Before (three launches and a wait: list, open, construct) 10^3 objects took 41 µs and 10^8
 /// took 718 µs; plain initialisations of the same fields 6.8 and 277 µs (BENCHMARKS.md has now).
-/// cpu: the steps one after another.
+/// cpu: the steps one after another. (A single block of threads for up to 32,768 objects, with
+/// no grid-wide barrier, was measured and dropped: 10^3 objects took 16–18 µs either way.)
 
 #include <algorithm>
 #include <cstddef>
@@ -237,43 +236,6 @@ __global__ void __launch_bounds__(parallel_new_threads, 8)
   }
 }
 
-inline constexpr int parallel_new_one_block_threads = 1024;
-/// Up to this many objects, parallel_new is one block of threads: no grid-wide barrier to pay.
-inline constexpr std::uint64_t parallel_new_one_block_objects = 32 * parallel_new_one_block_threads;
-
-/// parallel_new for few objects, in one block of threads: the words in chunks, with a
-/// block-wide prefix sum of their free blocks, until enough are found (a thread per word opens
-/// its word's), then the objects.
-template <class T, std::uint32_t Capacity, class Pack>
-__global__ void __launch_bounds__(parallel_new_one_block_threads)
-    parallel_new_one_block_kernel(const void* context, heap_view h, std::uint32_t t, std::uint64_t n,
-                                  std::uint32_t* list, Pack arguments) {
-  using scan = cub::BlockScan<unsigned long long, parallel_new_one_block_threads>;
-  __shared__ typename scan::TempStorage temp;
-  if (threadIdx.x == 0) arch::detail::launch_context_ptr = context;
-  const std::uint64_t needed = (n + Capacity - 1) / Capacity;
-  const std::uint64_t* free_words = h.free_blocks().level_words(0);
-  const std::uint64_t words = h.layout.words[0];
-  std::uint64_t opened = 0;  // the same in every thread
-  for (std::uint64_t base = 0; base < words && opened < needed; base += parallel_new_one_block_threads) {
-    const std::uint64_t w = base + threadIdx.x;
-    const std::uint64_t word = w < words ? free_words[w] : 0;
-    unsigned long long at = 0, total = 0;
-    scan(temp).ExclusiveSum(static_cast<unsigned long long>(arch::popc(word)), at, total);
-    open_lowest_of_word<Capacity>(h, t, w, word, opened + at, needed, n, list);
-    opened = opened + total < needed ? opened + total : needed;
-    __syncthreads();  // temp is reused
-  }
-  if (threadIdx.x == 0) {
-    arch::fetch_sub(free_block_count(h), static_cast<long long>(opened));
-    if (opened < needed) record_failed_allocations(h, t, n - opened * Capacity);
-  }
-  __syncthreads();  // the list is written
-  const construct_listed<T, Capacity, Pack> construct{h.data, h.block_bytes, t, list, arguments};
-  const std::uint64_t made = n < opened * Capacity ? n : opened * Capacity;
-  for (std::uint64_t i = threadIdx.x; i < made; i += parallel_new_one_block_threads) construct(i);
-}
-
 /// Enqueues the creation of n objects of t (Capacity slots per block), object i as
 /// T(i, arguments...); objects that do not fit are recorded as failed allocations.
 template <class T, std::uint32_t Capacity, class Pack>
@@ -281,12 +243,6 @@ void parallel_new(const heap_view& h, const void* context, std::uint32_t t, std:
                   const parallel_new_scratch& s, const Pack& arguments) {
   if (n == 0) return;
   arch::require_device();
-  if (n <= parallel_new_one_block_objects) {
-    parallel_new_one_block_kernel<T, Capacity, Pack>
-        <<<1, parallel_new_one_block_threads>>>(context, h, t, n, s.list, arguments);
-    SHOAL_CUDA_CHECK(cudaGetLastError());
-    return;
-  }
   const auto kernel = parallel_new_kernel<T, Capacity, Pack>;
   static const unsigned resident = arch::resident_blocks(kernel, parallel_new_threads);
   // A thread per word in phase 1 and per 16 objects in phase 3, no more than fit at once: a
