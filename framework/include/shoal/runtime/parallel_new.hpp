@@ -75,23 +75,6 @@ SHOAL_HD inline std::uint64_t lowest_set_bits(std::uint64_t word, std::uint64_t 
   return mask;
 }
 
-/// Opens the free blocks of leaf word w (`word`: its free bits, read before any of them was
-/// taken) whose places in the list, counted from `at` for its lowest, are below `needed`: lists
-/// them, opens them and takes them in the bitmaps (one atomic per bitmap). One thread per word.
-template <std::uint32_t Capacity>
-SHOAL_DEVICE void open_lowest_of_word(const heap_view& h, std::uint32_t t, std::uint64_t w, std::uint64_t word,
-                                      std::uint64_t at, std::uint64_t needed, std::uint64_t n,
-                                      std::uint32_t* list) {
-  if (at >= needed || word == 0) return;
-  const std::uint64_t mask = lowest_set_bits(word, needed - at);
-  for (std::uint64_t m = mask; m != 0; m &= m - 1, ++at) {
-    const std::uint64_t b = w * 64 + arch::lowest_bit(m);
-    list[at] = static_cast<std::uint32_t>(b);
-    open_listed_block<Capacity>(h, t, b, at, n);
-  }
-  open_listed_word(h, t, w, mask);
-}
-
 /// Phase 3: object i in its listed block.
 template <class T, std::uint32_t Capacity, class Pack>
 struct construct_listed {
@@ -127,6 +110,9 @@ struct parallel_new_scratch {
 
 inline constexpr int parallel_new_threads = 256;
 
+// 8 resident blocks of 256 threads per multiprocessor (at most 32 registers): the construction
+// needs the whole GPU's warps in flight. With the compiler's 46 registers (5 blocks), 10^8
+// objects took 1.56× as long on the H100 (661 against 424 µs, an earlier version).
 template <class T, std::uint32_t Capacity, class Pack>
 __global__ void __launch_bounds__(parallel_new_threads, 8)
     parallel_new_kernel(const void* context, heap_view h, std::uint32_t t, std::uint64_t n,
@@ -255,6 +241,23 @@ void parallel_new(const heap_view& h, const void* context, std::uint32_t t, std:
 }
 
 #else
+
+/// Opens the free blocks of leaf word w (`word`: its free bits, read before any of them was
+/// taken) whose places in the list, counted from `at` for its lowest, are below `needed`: lists
+/// them, opens them and takes them in the bitmaps (one atomic per bitmap).
+template <std::uint32_t Capacity>
+SHOAL_DEVICE void open_lowest_of_word(const heap_view& h, std::uint32_t t, std::uint64_t w, std::uint64_t word,
+                                      std::uint64_t at, std::uint64_t needed, std::uint64_t n,
+                                      std::uint32_t* list) {
+  if (at >= needed || word == 0) return;
+  const std::uint64_t mask = lowest_set_bits(word, needed - at);
+  for (std::uint64_t m = mask; m != 0; m &= m - 1, ++at) {
+    const std::uint64_t b = w * 64 + arch::lowest_bit(m);
+    list[at] = static_cast<std::uint32_t>(b);
+    open_listed_block<Capacity>(h, t, b, at, n);
+  }
+  open_listed_word(h, t, w, mask);
+}
 
 template <class T, std::uint32_t Capacity, class Pack>
 void parallel_new(const heap_view& h, const void* context, std::uint32_t t, std::uint64_t n,
