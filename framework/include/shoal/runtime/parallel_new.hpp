@@ -57,6 +57,11 @@ SHOAL_DEVICE void open_listed_block(const heap_view& h, std::uint32_t t, std::ui
   // stores (a release store per block, with its fence, made the opening of 10^8 objects' blocks
   // 12 µs slower on the H100).
   arch::store_relaxed(h.headers[b].free_slots, free);
+  // Already 0 (the block is free and nothing runs beside parallel_new), but written, so that
+  // the header's 16 bytes are one whole write and no memory sector is left part-written for the
+  // L2 to complete from DRAM: for 10^8 objects the kernel read 8 instead of 33 MB from DRAM and
+  // took 369 instead of 375 µs on the H100.
+  arch::store_relaxed(h.headers[b].returning, 0u);
   offer_spare_slots(h, b, t, free);
 }
 
