@@ -353,6 +353,25 @@ TEST(ParallelNew, ManyObjectsFillTheLowestFreeBlocksAmongUsedOnes) {
   expect_parallel_new_fills_the_lowest_free_blocks(std::size_t{32} << 20, 3000, 2500);
 }
 
+// Tens of millions of objects: on cuda the grid is as large as fits, and the objects are made
+// 32 listed blocks per warp and turn (the path for when every warp has at least one such turn;
+// fewer objects take 8 blocks per turn). (The cpu backend makes a tenth as many.)
+TEST(ParallelNew, TensOfMillionsFillFreshBlocksInOrder) {
+  SHOAL_REQUIRE_DEVICE();
+  const std::uint64_t n = 24'000'000 / scale_down + 17;
+  DoAllRuntime rt(n * 40 + (std::size_t{64} << 20));
+  const std::uint64_t cap = rt.capacity<Walker>();
+  rt.parallel_new<Walker>(n);
+  arch::device_buffer<unsigned long long> places(n);
+  rt.parallel_do<&Walker::record_place>(places.data());
+  rt.synchronize();
+  const auto p = places.download();
+  expect_parallel_new_places(p, cap);
+  EXPECT_EQ(((p[n - 1] >> 8) - (p[0] >> 8)) / rt.stats().block_bytes, (n - 1) / cap) << "fresh blocks, in order";
+  EXPECT_EQ(rt.stats().live(), n);
+  EXPECT_EQ(rt.verify(), "");
+}
+
 // Calls enqueued back to back, none waited for: each starts from the bitmaps the one before it
 // left, and reuses its scratch (on cuda the per-word offsets and per-chunk counts).
 TEST(ParallelNew, BackToBackCallsEachMakeTheirOwnObjectsInTheirOwnBlocks) {
