@@ -141,6 +141,31 @@ TEST(Bitmap, SetAllAndCount) {
   }
 }
 
+// Bulk set_bits / clear_bits of one leaf word (parallel_new opens blocks this way): the parent
+// bit follows the word's own transitions between zero and non-zero, and an empty mask changes
+// nothing (it once marked an empty word's parent bit).
+TEST(Bitmap, BulkSetAndClearOfAWordKeepTheLevelsExact) {
+  SHOAL_REQUIRE_DEVICE();
+  hierarchical_bitmap bm(64 * 64 * 4);  // three levels
+  const bitmap_ref r = bm.ref();
+  arch::for_each_index(1, [=] SHOAL_DEVICE(std::size_t) {
+    r.set_bits(3, 0);  // an empty word stays empty, and so does its parent bit
+    r.set_bits(5, 0xF0);
+    r.set_bits(5, 0x0F);
+    r.clear_bits(5, 0);
+    r.clear_bits(5, 0xFF);  // empty again
+    r.set_bits(70, std::uint64_t{1} << 63);
+    r.clear_bits(70, 0);
+  });
+  arch::synchronize();
+  EXPECT_EQ(bm.check_consistency(), "");
+  const auto leaves = bm.leaf_words();
+  EXPECT_EQ(leaves[3], 0u);
+  EXPECT_EQ(leaves[5], 0u);
+  EXPECT_EQ(leaves[70], std::uint64_t{1} << 63);
+  EXPECT_EQ(bm.count(), 1u);
+}
+
 TEST(Bitmap, ConcurrentClaimTakesEveryBitExactlyOnce) {
   SHOAL_REQUIRE_DEVICE();
   oversubscribe threads;

@@ -93,9 +93,10 @@ class bitmap_ref {
   }
 
   /// Sets the bits `mask` of leaf word w, which the caller owns (they are clear and nobody else
-  /// sets them); the word's parent bit follows if the word was zero. One atomic for many bits
-  /// (bulk opening, parallel_new).
+  /// sets them); the word's parent bit follows if the word turned non-zero (an empty mask
+  /// changes nothing). One atomic for many bits (bulk opening, parallel_new).
   SHOAL_DEVICE void set_bits(std::uint64_t w, std::uint64_t mask) const {
+    if (mask == 0) return;
     const std::uint64_t prev = arch::fetch_or(level_words(0)[w], mask);
     if (prev == 0 && layout_.top() > 0) set_at(1, w);
   }

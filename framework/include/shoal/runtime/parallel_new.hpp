@@ -67,11 +67,9 @@ SHOAL_DEVICE void open_listed_block(const heap_view& h, std::uint32_t t, std::ui
 }
 
 /// The bitmaps' side of opening the blocks `mask` of leaf word w for t: no longer free, now t's.
-/// Nothing for an empty mask: set_bits would take t's zero word for one it turned non-zero and
-/// mark its parent bit (a word below the lowest free blocks whose blocks are all in use).
+/// (The mask is empty for a word below the lowest free blocks whose blocks are all in use.)
 SHOAL_DEVICE inline void open_listed_word(const heap_view& h, std::uint32_t t, std::uint64_t w,
                                           std::uint64_t mask) {
-  if (mask == 0) return;
   h.free_blocks().clear_bits(w, mask);
   h.allocated(t).set_bits(w, mask);
 }
