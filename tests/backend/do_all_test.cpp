@@ -359,6 +359,7 @@ TEST(ParallelNew, ManyObjectsFillTheLowestFreeBlocksAmongUsedOnes) {
 TEST(ParallelNew, TensOfMillionsFillFreshBlocksInOrder) {
   SHOAL_REQUIRE_DEVICE();
   const std::uint64_t n = 24'000'000 / scale_down + 17;
+  // 40 bytes a walker: its 28 bytes of fields, its share of a block header, and room.
   DoAllRuntime rt(n * 40 + (std::size_t{64} << 20));
   const std::uint64_t cap = rt.capacity<Walker>();
   rt.parallel_new<Walker>(n);
