@@ -141,13 +141,9 @@ TEST(Bitmap, SetAllAndCount) {
   }
 }
 
-// Bulk set_bits / clear_bits of one leaf word (parallel_new opens blocks this way): the parent
-// bit follows the word's own transitions between zero and non-zero, and an empty mask changes
-// nothing (it once marked an empty word's parent bit).
-TEST(Bitmap, BulkSetAndClearOfAWordKeepTheLevelsExact) {
-  SHOAL_REQUIRE_DEVICE();
-  hierarchical_bitmap bm(64 * 64 * 4);  // three levels
-  const bitmap_ref r = bm.ref();
+/// parallel_new's bulk updates of leaf words, on one device thread: empty masks on an empty
+/// word and on a full one, a word filled in two steps and emptied in one, and one bit set.
+void bulk_word_updates(bitmap_ref r) {
   arch::for_each_index(1, [=] SHOAL_DEVICE(std::size_t) {
     r.set_bits(3, 0);  // an empty word stays empty, and so does its parent bit
     r.set_bits(5, 0xF0);
@@ -158,6 +154,15 @@ TEST(Bitmap, BulkSetAndClearOfAWordKeepTheLevelsExact) {
     r.clear_bits(70, 0);
   });
   arch::synchronize();
+}
+
+// Bulk set_bits / clear_bits of one leaf word (parallel_new opens blocks this way): the parent
+// bit follows the word's own transitions between zero and non-zero, and an empty mask changes
+// nothing (it once marked an empty word's parent bit).
+TEST(Bitmap, BulkSetAndClearOfAWordKeepTheLevelsExact) {
+  SHOAL_REQUIRE_DEVICE();
+  hierarchical_bitmap bm(64 * 64 * 4);  // three levels
+  bulk_word_updates(bm.ref());
   EXPECT_EQ(bm.check_consistency(), "");
   const auto leaves = bm.leaf_words();
   EXPECT_EQ(leaves[3], 0u);
