@@ -353,9 +353,9 @@ TEST(ParallelNew, ManyObjectsFillTheLowestFreeBlocksAmongUsedOnes) {
   expect_parallel_new_fills_the_lowest_free_blocks(std::size_t{32} << 20, 3000, 2500);
 }
 
-// Tens of millions of objects: on cuda the grid is as large as fits, and the objects are made
-// 32 listed blocks per warp and turn (the path for when every warp has at least one such turn;
-// fewer objects take 8 blocks per turn). (The cpu backend makes a tenth as many.)
+// Tens of millions of objects in fresh blocks: on cuda the grid is as large as fits, and the
+// blocks are consecutive, so a thread makes each object without the list. (The cpu backend makes
+// a tenth as many.)
 TEST(ParallelNew, TensOfMillionsFillFreshBlocksInOrder) {
   SHOAL_REQUIRE_DEVICE();
   const std::uint64_t n = 24'000'000 / scale_down + 17;
@@ -371,6 +371,20 @@ TEST(ParallelNew, TensOfMillionsFillFreshBlocksInOrder) {
   EXPECT_EQ(((p[n - 1] >> 8) - (p[0] >> 8)) / rt.stats().block_bytes, (n - 1) / cap) << "fresh blocks, in order";
   EXPECT_EQ(rt.stats().live(), n);
   EXPECT_EQ(rt.verify(), "");
+}
+
+// Hundreds of thousands of blocks among used ones: on cuda the grid is as large as fits, and the
+// objects are made 32 listed blocks per warp and turn (the path for when the blocks are not
+// consecutive and every warp has at least one such turn; the two tests above take 8 per turn).
+// 450,000 blocks of walkers, every third destroyed; then runners in 300,000 blocks: the 150,000
+// emptied ones and 150,000 fresh. (The cpu backend makes a tenth as many.)
+TEST(ParallelNew, HundredsOfThousandsOfBlocksAmongUsedOnesFillInOrder) {
+  SHOAL_REQUIRE_DEVICE();
+  const std::uint64_t walker_blocks = 450'000 / scale_down, runner_blocks = 300'000 / scale_down;
+  // The walkers' blocks and the fresh ones the runners take, and room.
+  constexpr std::uint64_t block_bytes = shoal::detail::geometry_of<DoAllHeap>.block_bytes;
+  expect_parallel_new_fills_the_lowest_free_blocks((walker_blocks + runner_blocks) * block_bytes * 5 / 4,
+                                                   walker_blocks, runner_blocks);
 }
 
 // Calls enqueued back to back, none waited for: each starts from the bitmaps the one before it

@@ -93,6 +93,10 @@ SHOAL_HD SHOAL_FORCEINLINE T fetch_and_relaxed(T& word, T bits) {
   return atomic_ref<T>(word).fetch_and(bits, relaxed);
 }
 template <class T>
+SHOAL_HD SHOAL_FORCEINLINE T fetch_or_relaxed(T& word, T bits) {
+  return atomic_ref<T>(word).fetch_or(bits, relaxed);
+}
+template <class T>
 SHOAL_HD SHOAL_FORCEINLINE T fetch_add_release(T& word, T delta) {
   return atomic_ref<T>(word).fetch_add(delta, release);
 }

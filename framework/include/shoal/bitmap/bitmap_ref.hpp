@@ -95,16 +95,23 @@ class bitmap_ref {
   /// Sets the bits `mask` of leaf word w, which the caller owns (they are clear and nobody else
   /// sets them); the word's parent bit follows if the word turned non-zero (an empty mask
   /// changes nothing). One atomic for many bits (bulk opening, parallel_new).
+  ///
+  /// Relaxed, at every level: only for a bitmap that nothing else reads or changes meanwhile,
+  /// made visible afterwards by a barrier (a grid-wide sync, the kernel's end). The fence that an
+  /// acquire-release atomic puts before itself waits for all of the thread's earlier stores; with
+  /// those fences in its chains of one atomic per level, parallel_new took 9.0 instead of 5.6 µs
+  /// on the H100 to open the blocks of 10^3 objects.
   SHOAL_DEVICE void set_bits(std::uint64_t w, std::uint64_t mask) const {
     if (mask == 0) return;
-    const std::uint64_t prev = arch::fetch_or(level_words(0)[w], mask);
-    if (prev == 0 && layout_.top() > 0) set_at(1, w);
+    const std::uint64_t prev = arch::fetch_or_relaxed(level_words(0)[w], mask);
+    if (prev == 0 && layout_.top() > 0) set_at<true>(1, w);
   }
   /// Clears the bits `mask` of leaf word w, which the caller owns (they are set and nobody else
-  /// clears them); the word's parent bit follows if the word became zero.
+  /// clears them); the word's parent bit follows if the word became zero. Relaxed, as set_bits.
   SHOAL_DEVICE void clear_bits(std::uint64_t w, std::uint64_t mask) const {
-    const std::uint64_t prev = arch::fetch_and(level_words(0)[w], ~mask);
-    if (prev != 0 && (prev & ~mask) == 0) clear_at(1, w);
+    if (mask == 0) return;
+    const std::uint64_t prev = arch::fetch_and_relaxed(level_words(0)[w], ~mask);
+    if (prev != 0 && (prev & ~mask) == 0) clear_at<true>(1, w);
   }
 
   /// A leaf word with set bits, found at random: a uniformly random leaf word first (dense
@@ -210,30 +217,35 @@ class bitmap_ref {
  private:
   SHOAL_DEVICE std::uint64_t& leaf(std::uint64_t i) const { return level_words(0)[i / 64]; }
 
+  // Relaxed: the bulk updates' chains (set_bits, clear_bits), which a barrier publishes.
+  template <bool Relaxed = false>
   SHOAL_DEVICE bool try_set_at(int level, std::uint64_t i) const {
     std::uint64_t& word = level_words(level)[i / 64];
     const std::uint64_t bit = std::uint64_t{1} << (i % 64);
-    const std::uint64_t prev = arch::fetch_or(word, bit);
+    const std::uint64_t prev = Relaxed ? arch::fetch_or_relaxed(word, bit) : arch::fetch_or(word, bit);
     if (prev & bit) return false;
-    if (prev == 0 && level < layout_.top()) set_at(level + 1, i / 64);
+    if (prev == 0 && level < layout_.top()) set_at<Relaxed>(level + 1, i / 64);
     return true;
   }
+  template <bool Relaxed = false>
   SHOAL_DEVICE bool try_clear_at(int level, std::uint64_t i) const {
     std::uint64_t& word = level_words(level)[i / 64];
     const std::uint64_t bit = std::uint64_t{1} << (i % 64);
-    const std::uint64_t prev = arch::fetch_and(word, ~bit);
+    const std::uint64_t prev = Relaxed ? arch::fetch_and_relaxed(word, ~bit) : arch::fetch_and(word, ~bit);
     if (!(prev & bit)) return false;
-    if (prev == bit && level < layout_.top()) clear_at(level + 1, i / 64);
+    if (prev == bit && level < layout_.top()) clear_at<Relaxed>(level + 1, i / 64);
     return true;
   }
   // The retrying forms used for parent bits: the transition is ours, a concurrent opposite
   // transition of the same parent bit may still be in flight, so wait for it.
+  template <bool Relaxed = false>
   SHOAL_DEVICE void set_at(int level, std::uint64_t i) const {
-    while (!try_set_at(level, i)) arch::spin_pause();
+    while (!try_set_at<Relaxed>(level, i)) arch::spin_pause();
   }
+  template <bool Relaxed = false>
   SHOAL_DEVICE void clear_at(int level, std::uint64_t i) const {
     if (level > layout_.top()) return;
-    while (!try_clear_at(level, i)) arch::spin_pause();
+    while (!try_clear_at<Relaxed>(level, i)) arch::spin_pause();
   }
 
   std::uint64_t* words_ = nullptr;

@@ -17,7 +17,8 @@
 ///      block-wide prefix sum gives each word's offset in the chunk);
 ///   2. every thread block adds up the chunks before its own, then opens its chunk's blocks that
 ///      are among the lowest `needed`, one thread per bit, and lists them in order;
-///   3. the grid's warps make the objects, 8 listed blocks per warp and turn (32 for many objects).
+///   3. the grid makes the objects: a thread per object when the blocks are consecutive (a fresh
+///      or cleared heap), else 8 listed blocks per warp and turn (32 for many objects).
 /// Before (three launches and a wait: list, open, construct) 10^3 objects took 41 µs and 10^8
 /// took 718 µs; plain initialisations of the same fields 6.8 and 277 µs (BENCHMARKS.md has now).
 /// cpu: the steps one after another. (A single block of threads for up to 32,768 objects, with
@@ -63,7 +64,12 @@ SHOAL_DEVICE void open_listed_block(const heap_view& h, std::uint32_t t, std::ui
   // L2 to complete from DRAM: for 10^8 objects the kernel read 8 instead of 33 MB from DRAM and
   // took 369 instead of 375 µs on the H100.
   arch::store_relaxed(h.headers[b].returning, 0u);
-  offer_spare_slots(h, b, t, free);
+  // The spare slots of the last, partly used block: findable and counted. Relaxed, as the
+  // bitmaps' bulk updates: the launch's barrier publishes them.
+  if (free != 0) {
+    h.active(t).set_bits(b / 64, std::uint64_t{1} << (b % 64));
+    arch::fetch_add_relaxed(available_shard(h, t, my_shard()), static_cast<long long>(arch::popc(free)));
+  }
 }
 
 /// The bitmaps' side of opening the blocks `mask` of leaf word w for t: no longer free, now t's.
@@ -170,7 +176,7 @@ __global__ void __launch_bounds__(parallel_new_threads, 8)
   before = chunks_before;
   const std::uint64_t opened = chunks_all < needed ? chunks_all : needed;
   if (blockIdx.x == 0 && threadIdx.x == 0) {
-    arch::fetch_sub(free_block_count(h), static_cast<long long>(opened));
+    arch::fetch_add_relaxed(free_block_count(h), -static_cast<long long>(opened));
     if (opened < needed) record_failed_allocations(h, t, n - opened * Capacity);
   }
   if (before < needed) {
@@ -203,14 +209,26 @@ __global__ void __launch_bounds__(parallel_new_threads, 8)
   // 3. The objects.
   const construct_listed<T, Capacity, Pack> construct{h.data, h.block_bytes, t, s.list, arguments};
   const std::uint64_t made = n < opened * Capacity ? n : opened * Capacity;
-  // A warp makes the objects of 8 (or 32) listed blocks per turn, consecutive slots in
+  const std::uint64_t used = (made + Capacity - 1) / Capacity;
+  if (used == 0) return;  // the heap had no free block
+  // Consecutive blocks (a fresh or cleared heap; the list is increasing, so it has no gap when
+  // its ends are used - 1 apart): a thread per object, as a plain array is initialised, and no
+  // list to read. 10^8 objects took 339 instead of 358 µs on the H100. (A kernel that only wrote
+  // the objects' 800 MB took 277 µs with block indices it computed, and 297–307 µs with indices
+  // from a list, however early they were loaded.)
+  const std::uint32_t first_block = s.list[0];
+  if (s.list[used - 1] - first_block == used - 1) {
+    for (std::uint64_t i = grid.thread_rank(); i < made; i += grid.size())
+      construct.at(i, first_block + static_cast<std::uint32_t>(i / Capacity), static_cast<std::uint32_t>(i % Capacity));
+    return;
+  }
+  // Else a warp makes the objects of 8 (or 32) listed blocks per turn, consecutive slots in
   // consecutive lanes. Lanes 0-7 (0-31) load the turn's list entries with one load, and the next
   // turn's before this one's objects are made, so the stores wait for no load. (With one entry
   // per turn, loaded two turns ahead, 10^8 objects took 393 µs on the H100 instead of 373; with
   // warps taking blocks side by side rather than 8 consecutive ones, 406 µs.) 32 blocks per turn
   // when every warp gets at least one such turn: 10^8 objects 357 instead of 369 µs; with 32
   // always, 10^6 objects took 30 instead of 20 µs (a third of the warps had work).
-  const std::uint64_t used = (made + Capacity - 1) / Capacity;
   const std::uint32_t lane = threadIdx.x % 32;
   const auto make_turns = [&](auto per_turn_constant) {
     constexpr std::uint32_t per_turn = decltype(per_turn_constant)::value;
