@@ -1,7 +1,8 @@
 // Do-all benchmarks: the cost of runtime.parallel_do over 0 … 10^8 objects doing a trivial field
 // update, alone and enqueued back to back, against a plain structure-of-arrays kernel doing the
 // same update on arrays; a heap compacted by parallel_new against one scattered by destroying a
-// random half; parallel_new against initialising plain arrays; the tiled all-pairs helper against
+// random half; parallel_new (into a fresh heap, and into the holes of a used one) against
+// initialising plain arrays; the tiled all-pairs helper against
 // one thread per object running device_do.
 #include <cmath>
 #include <string>
@@ -19,6 +20,11 @@ class Particle : public object<ParticleHeap, Particle> {
   SHOAL_FIELDS(Particle, (float, x), (float, vx))
   SHOAL_HD explicit Particle(unsigned long long i) { x = 0.0f, vx = 1.0f + (i % 7); }
   SHOAL_HD void step(float dt) { x += vx * dt; }
+  /// Leaves a hole in every other block (consecutive blocks alternate in this address bit).
+  SHOAL_HD void die_in_every_other_block() {
+    constexpr std::uint64_t block_bytes = shoal::detail::geometry_of<ParticleHeap>.block_bytes;
+    if ((shoal::detail::block_address_of(shoal::detail::bits_of(this)) / block_bytes) % 2 == 1) delete this;
+  }
   SHOAL_HD void maybe_die(unsigned long long seed) {
     std::uint64_t z = shoal::detail::bits_of(this) * 0x9E3779B97F4A7C15ull + seed;
     z = (z ^ (z >> 31)) * 0xBF58476D1CE4E5B9ull;
@@ -96,6 +102,24 @@ void parallel_new_bench(benchmark::State& state, std::uint64_t n) {
   device_timer timer;
   for (auto _ : state) {
     rt.clear();
+    rt.synchronize();
+    state.SetIterationTime(timer.seconds([&] { rt.parallel_new<Particle>(n); }));
+  }
+  state.counters["objects"] = static_cast<double>(n);
+  state.counters["objects_per_s"] =
+      benchmark::Counter(static_cast<double>(n), benchmark::Counter::kIsIterationInvariantRate);
+}
+
+/// parallel_new of n particles into the holes of a heap where every other block is in use (2n
+/// particles made, the odd blocks' destroyed; untimed, every iteration): the opened blocks are not
+/// consecutive, so the objects are made in listed blocks rather than as a plain array is written.
+void parallel_new_among_used(benchmark::State& state, std::uint64_t n) {
+  ParticleRuntime rt(heap_bytes_for(2 * n));
+  device_timer timer;
+  for (auto _ : state) {
+    rt.clear();
+    rt.parallel_new<Particle>(2 * n);
+    rt.parallel_do<&Particle::die_in_every_other_block>();
     rt.synchronize();
     state.SetIterationTime(timer.seconds([&] { rt.parallel_new<Particle>(n); }));
   }
@@ -214,6 +238,7 @@ void register_doall_benchmarks() {
     if (n >= 1000) {
       add("creation/parallel_new" + o, parallel_new_bench, n);
       add("creation/plain_init" + o, plain_init, n);
+      add("creation/parallel_new_among_used" + o, parallel_new_among_used, n);
     }
     if (n <= back_to_back_max_objects)
       add("doall/back_to_back" + o + "/batch:" + std::to_string(back_to_back_batch), do_all_back_to_back, n,

@@ -170,12 +170,15 @@ def section_doall(res):
               f"{b2b} |")
     made = sorted({n for (k, n) in by if k == "creation"})
     if made:
-        print("\n| objects | parallel_new µs | plain array init µs | ratio |\n|---|---|---|---|")
+        print("\n| objects | parallel_new µs | plain array init µs | ratio | parallel_new among used blocks µs | ratio |")
+        print("|---|---|---|---|---|---|")
         for n in made:
             d = by[("creation", n)]
             new, init = d.get("creation/parallel_new"), d.get("creation/plain_init")
+            among = d.get("creation/parallel_new_among_used")
             ratio = f"{time_us(new) / time_us(init):.2f}" if new and init else "–"
-            print(f"| {n:,} | {spread(new, us)} | {spread(init, us)} | {ratio} |")
+            ratio_among = f"{time_us(among) / time_us(init):.2f}" if among and init else "–"
+            print(f"| {n:,} | {spread(new, us)} | {spread(init, us)} | {ratio} | {spread(among, us)} | {ratio_among} |")
     pairs = sorted({n for (k, n) in by if k == "all_pairs"})
     if pairs:
         print("\n| bodies | all_pairs (tiled) µs | device_do per body µs |\n|---|---|---|")
