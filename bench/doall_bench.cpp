@@ -20,7 +20,8 @@ class Particle : public object<ParticleHeap, Particle> {
   SHOAL_FIELDS(Particle, (float, x), (float, vx))
   SHOAL_HD explicit Particle(unsigned long long i) { x = 0.0f, vx = 1.0f + (i % 7); }
   SHOAL_HD void step(float dt) { x += vx * dt; }
-  /// Leaves a hole in every other block (consecutive blocks alternate in this address bit).
+  /// Leaves a hole in every other block (consecutive blocks differ in the parity of their
+  /// address ÷ block size).
   SHOAL_HD void die_in_every_other_block() {
     constexpr std::uint64_t block_bytes = shoal::detail::geometry_of<ParticleHeap>.block_bytes;
     if ((shoal::detail::block_address_of(shoal::detail::bits_of(this)) / block_bytes) % 2 == 1) delete this;

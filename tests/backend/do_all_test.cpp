@@ -375,7 +375,7 @@ TEST(ParallelNew, TensOfMillionsFillFreshBlocksInOrder) {
 
 // Hundreds of thousands of blocks among used ones: on cuda the grid is as large as fits, and the
 // objects are made 32 listed blocks per warp and turn (the path for when the blocks are not
-// consecutive and every warp has at least one such turn; the two tests above take 8 per turn).
+// consecutive and every warp has at least one such turn; the Few and Many tests take 8 per turn).
 // 450,000 blocks of walkers, every third destroyed; then runners in 300,000 blocks: the 150,000
 // emptied ones and 150,000 fresh. (The cpu backend makes a tenth as many.)
 TEST(ParallelNew, HundredsOfThousandsOfBlocksAmongUsedOnesFillInOrder) {
