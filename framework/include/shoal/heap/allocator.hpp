@@ -183,16 +183,21 @@ SHOAL_DEVICE inline void release_slots(const heap_view& h, std::uint64_t b, std:
   if (give_back_slots(h, b, t, bits, credit)) return_if_empty(h, b);
 }
 
+/// The free slots of a fresh block of type t whose first `taken` slots are in use (fresh blocks
+/// are filled in slot order so that constructor writes of a warp are coalesced).
+SHOAL_HD inline std::uint64_t spare_slots(const heap_view& h, std::uint32_t t, std::uint32_t taken) {
+  const std::uint64_t taken_mask = taken >= 64 ? ~std::uint64_t{0} : (std::uint64_t{1} << taken) - 1;
+  return h.full_mask(t) & ~taken_mask;
+}
+
 /// The type and snapshot of free block b turned into a block of type t whose first `taken`
-/// slots are in use (fresh blocks are filled in slot order so that constructor writes of a warp
-/// are coalesced). Returns its free slots, which the caller stores in the header: with release
+/// slots are in use. Returns its free slots, which the caller stores in the header: with release
 /// ordering where others may claim slots meanwhile (that publishes the type).
 SHOAL_DEVICE inline std::uint64_t prepare_header(const heap_view& h, std::uint64_t b, std::uint32_t t,
                                                  std::uint32_t taken) {
-  const std::uint64_t taken_mask = taken >= 64 ? ~std::uint64_t{0} : (std::uint64_t{1} << taken) - 1;
   arch::store_relaxed(h.headers[b].type, t);
   arch::store_relaxed(h.snapshots[b], std::uint64_t{0});
-  return h.full_mask(t) & ~taken_mask;
+  return spare_slots(h, t, taken);
 }
 
 /// Makes the spare slots `free` of a block just opened for t findable and counted.

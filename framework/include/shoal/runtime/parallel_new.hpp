@@ -54,16 +54,14 @@ SHOAL_DEVICE void open_listed_block(const heap_view& h, std::uint32_t t, std::ui
                                     std::uint64_t n) {
   const std::uint64_t rest = n - at * Capacity;
   const auto taken = static_cast<std::uint32_t>(rest < Capacity ? rest : Capacity);
-  const std::uint64_t free = prepare_header(h, b, t, taken);
-  // Relaxed: nobody claims slots until the launch's barrier after opening, which orders these
-  // stores (a release store per block, with its fence, made the opening of 10^8 objects' blocks
-  // 12 µs slower on the H100).
-  arch::store_relaxed(h.headers[b].free_slots, free);
-  // Already 0 (the block is free and nothing runs beside parallel_new), but written, so that
-  // the header's 16 bytes are one whole write and no memory sector is left part-written for the
-  // L2 to complete from DRAM: for 10^8 objects the kernel read 8 instead of 33 MB from DRAM and
-  // took 369 instead of 375 µs on the H100.
-  arch::store_relaxed(h.headers[b].returning, 0u);
+  const std::uint64_t free = spare_slots(h, t, taken);
+  // One 16-byte store for the whole header, plain: nobody reads it until the launch's barrier
+  // after opening, which orders it. (Three relaxed stores, the release among them made relaxed
+  // since a fence per block made opening 10^8 objects' blocks 12 µs slower, and the `returning`
+  // word written too so that no sector was left part-written for the L2 to complete from DRAM:
+  // 8 instead of 33 MB read, 369 instead of 375 µs.)
+  h.headers[b] = block_header{free, t, 0u};
+  arch::store_relaxed(h.snapshots[b], std::uint64_t{0});
   // The spare slots of the last, partly used block: findable and counted. Relaxed, as the
   // bitmaps' bulk updates: the launch's barrier publishes them.
   if (free != 0) {
