@@ -200,12 +200,20 @@ SHOAL_DEVICE inline std::uint64_t prepare_header(const heap_view& h, std::uint64
   return spare_slots(h, t, taken);
 }
 
-/// Makes the spare slots `free` of a block just opened for t findable and counted.
+/// Makes the spare slots `free` of a block just opened for t findable and counted. In bulk
+/// (parallel_new, which has the heap to itself and whose launch's barrier publishes what it
+/// opened): relaxed, without the fences that the allocator's concurrent claims need.
+template <bool Bulk = false>
 SHOAL_DEVICE inline void offer_spare_slots(const heap_view& h, std::uint64_t b, std::uint32_t t,
                                            std::uint64_t free) {
   if (free == 0) return;
-  h.active(t).set(b);
-  credit_available(h, t, arch::popc(free));
+  if constexpr (Bulk) {
+    h.active(t).set_bits(b / 64, std::uint64_t{1} << (b % 64));
+    arch::fetch_add_relaxed(available_shard(h, t, my_shard()), static_cast<long long>(arch::popc(free)));
+  } else {
+    h.active(t).set(b);
+    credit_available(h, t, arch::popc(free));
+  }
 }
 
 /// Turns free block b (claimed: its free bit cleared) into a block of type t whose first

@@ -62,12 +62,7 @@ SHOAL_DEVICE void open_listed_block(const heap_view& h, std::uint32_t t, std::ui
   // sectors from DRAM (33 instead of 8 MB read).
   h.headers[b] = block_header{free, t, 0u};
   arch::store_relaxed(h.snapshots[b], std::uint64_t{0});
-  // The spare slots of the last, partly used block: findable and counted. Relaxed, as the
-  // bitmaps' bulk updates: the launch's barrier publishes them.
-  if (free != 0) {
-    h.active(t).set_bits(b / 64, std::uint64_t{1} << (b % 64));
-    arch::fetch_add_relaxed(available_shard(h, t, my_shard()), static_cast<long long>(arch::popc(free)));
-  }
+  offer_spare_slots</*Bulk=*/true>(h, b, t, free);  // the last, partly used block's
 }
 
 /// The bitmaps' side of opening the blocks `mask` of leaf word w for t: no longer free, now t's.
