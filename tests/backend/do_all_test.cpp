@@ -98,6 +98,16 @@ void destroy_every_third_block(DoAllRuntime& rt, Walker** table, std::uint64_t n
   });
 }
 
+/// The `capacity` walkers of block `block` (in parallel_new order): the block empties and returns.
+void destroy_walker_block(DoAllRuntime& rt, Walker** table, std::uint64_t block, std::uint64_t capacity) {
+  rt.launch(capacity, [=] SHOAL_DEVICE(std::size_t i) { delete table[block * capacity + i]; });
+}
+
+/// One runner made by device code (`new`), with id `id`; its place goes to places[id].
+void make_runner_on_device(DoAllRuntime& rt, unsigned long long id, unsigned long long* places) {
+  rt.launch(1, [=] SHOAL_DEVICE(std::size_t) { (new Runner(id))->record_place(places); });
+}
+
 constexpr std::uint64_t objects = 100000 / scale_down;
 
 TEST(DoAll, VisitsEveryLiveObjectExactlyOnce) {
@@ -420,16 +430,22 @@ TEST(ParallelNew, BackToBackCallsEachMakeTheirOwnObjectsInTheirOwnBlocks) {
 
 // Words whose blocks are all in use, below the lowest free blocks: parallel_new passes over them
 // and leaves their bitmaps alone. (On cuda it once handed them an empty mask, which marked the
-// parent bit of the new type's empty word in its allocated bitmap: verify() reports that.)
+// parent bit of the new type's empty word in its allocated bitmap: verify() reports that.) One
+// emptied block above them keeps parallel_new off its fresh-block path, which starts above every
+// block in use and so never sees those words.
 TEST(ParallelNew, PassesOverWordsWhoseBlocksAreAllInUse) {
   SHOAL_REQUIRE_DEVICE();
   DoAllRuntime rt(std::size_t{32} << 20);
   const std::uint64_t walker_cap = rt.capacity<Walker>(), runner_cap = rt.capacity<Runner>();
-  const std::uint64_t walkers = 3 * 64 * walker_cap;  // blocks 0 … 191: leaf words 0, 1 and 2
+  const std::uint64_t walkers = (3 * 64 + 2) * walker_cap;  // blocks 0 … 193: leaf words 0 to 3
   rt.parallel_new<Walker>(walkers);
+  arch::device_buffer<Walker*> table(walkers);
+  rt.parallel_do<&Walker::enter>(table.data());
+  destroy_walker_block(rt, table.data(), 192, walker_cap);
   const std::uint64_t runners = 10 * runner_cap + 1;
   rt.parallel_new<Runner>(runners);
   arch::device_buffer<unsigned long long> walker_places(walkers), runner_places(runners);
+  walker_places.zero();
   rt.parallel_do<&Walker::record_place>(walker_places.data());
   rt.parallel_do<&Runner::record_place>(runner_places.data());
   rt.synchronize();
@@ -437,8 +453,53 @@ TEST(ParallelNew, PassesOverWordsWhoseBlocksAreAllInUse) {
   const auto rp = runner_places.download();
   expect_parallel_new_places(rp, runner_cap);
   const std::uint64_t block0 = walker_places.download()[0] >> 8, block_bytes = rt.stats().block_bytes;
-  EXPECT_EQ(((rp[0] >> 8) - block0) / block_bytes, 192u) << "the runners start at the first free block";
+  const auto block_of = [&](unsigned long long place) { return ((place >> 8) - block0) / block_bytes; };
+  EXPECT_EQ(block_of(rp[0]), 192u) << "the runners start at the first free block";
+  EXPECT_EQ(block_of(rp[runner_cap]), 194u) << "then go on above the walkers";
   EXPECT_EQ(rt.stats().types[DoAllHeap::type_id<Runner>].blocks, 11u);
+}
+
+// A block that device code opened lies anywhere in the heap (the allocator claims a random free
+// one), and raises fresh_from past itself. Here it lies among the last free blocks, and a block
+// below them empties: parallel_new must not take the free blocks for the consecutive ones from
+// fresh_from up (the free-block count alone would match), but fill the emptied block first, then
+// the others around the device-made one.
+TEST(ParallelNew, TakesOnlyFreeBlocksAfterDeviceCodeOpenedOne) {
+  SHOAL_REQUIRE_DEVICE();
+  DoAllRuntime rt(std::size_t{1} << 20);
+  const std::uint64_t walker_cap = rt.capacity<Walker>(), runner_cap = rt.capacity<Runner>();
+  const std::uint64_t blocks = rt.stats().blocks, spare = 8, walker_blocks = blocks - spare;
+  const std::uint64_t walkers = walker_blocks * walker_cap;  // whole blocks: no spare slot
+  rt.parallel_new<Walker>(walkers);
+  const std::uint64_t runners = spare * runner_cap;  // ids 0 … runners - 1, and the lone one
+  arch::device_buffer<unsigned long long> places(runners + 1), walker_places(walkers);
+  places.zero();
+  make_runner_on_device(rt, runners, places.data());
+  arch::device_buffer<Walker*> table(walkers);
+  rt.parallel_do<&Walker::enter>(table.data());
+  rt.parallel_do<&Walker::record_place>(walker_places.data());
+  destroy_walker_block(rt, table.data(), 5, walker_cap);
+  rt.synchronize();
+  ASSERT_EQ(rt.verify(), "");
+  const unsigned long long lone_place = places.read(runners);
+  rt.parallel_new<Runner>(runners);
+  rt.parallel_do<&Runner::record_place>(places.data());
+  rt.synchronize();
+  EXPECT_EQ(rt.verify(), "");
+  EXPECT_EQ(rt.stats().free_blocks, 0u);
+  const auto rp = places.download();
+  EXPECT_EQ(rp[runners], lone_place) << "the device-made runner keeps its slot";
+  const std::uint64_t block0 = walker_places.download()[0] >> 8, block_bytes = rt.stats().block_bytes;
+  const auto block_of = [&](unsigned long long place) { return ((place >> 8) - block0) / block_bytes; };
+  const std::uint64_t lone = block_of(lone_place);
+  ASSERT_GE(lone, walker_blocks) << "the device-made runner opened one of the last free blocks";
+  std::vector<unsigned long long> made(rp.begin(), rp.begin() + runners);
+  expect_parallel_new_places(made, runner_cap);
+  std::vector<std::uint64_t> lowest_free{5};
+  for (std::uint64_t b = walker_blocks; b < blocks; ++b)
+    if (b != lone) lowest_free.push_back(b);
+  for (std::uint64_t j = 0; j < spare; ++j)
+    ASSERT_EQ(block_of(made[j * runner_cap]), lowest_free[j]) << "runner block " << j << " is the lowest free one";
 }
 
 std::uint64_t count_with_device_do(DoAllRuntime& rt) {

@@ -81,6 +81,22 @@ SHOAL_HD SHOAL_FORCEINLINE T fetch_max_relaxed(T& word, T value) {
   return seen;
 #endif
 }
+/// Relaxed OR and AND of a 64-bit word whose old value nobody needs: on the GPU a reduction
+/// (RED), which the issuing thread does not wait for, as it would for an atomic's result.
+SHOAL_HD SHOAL_FORCEINLINE void or_relaxed(std::uint64_t& word, std::uint64_t bits) {
+#if defined(__CUDA_ARCH__)
+  atomicOr(reinterpret_cast<unsigned long long*>(&word), static_cast<unsigned long long>(bits));
+#else
+  atomic_ref<std::uint64_t>(word).fetch_or(bits, relaxed);
+#endif
+}
+SHOAL_HD SHOAL_FORCEINLINE void and_relaxed(std::uint64_t& word, std::uint64_t bits) {
+#if defined(__CUDA_ARCH__)
+  atomicAnd(reinterpret_cast<unsigned long long*>(&word), static_cast<unsigned long long>(bits));
+#else
+  atomic_ref<std::uint64_t>(word).fetch_and(bits, relaxed);
+#endif
+}
 /// Weaker forms for the allocator's hot paths, where a full acquire-release (a memory barrier
 /// before the atomic on the GPU) is more than the protocol needs: an acquire RMW takes
 /// something published by a release and publishes nothing itself; a release RMW publishes.

@@ -114,6 +114,33 @@ class bitmap_ref {
     if (prev != 0 && (prev & ~mask) == 0) clear_at<true>(1, w);
   }
 
+  /// Range updates of bits [from, to) (from < to) for a caller that has the bitmap to itself,
+  /// word by word: for every level, every word in range_words(level, from, to). Each word takes
+  /// one relaxed reduction that nothing waits for, since the new parent bits follow from the
+  /// range alone. (set_bits and clear_bits instead make a chain of atomics up the levels, each
+  /// waiting for the one below; behind a memory system busy with stores, each link waits long.)
+  /// The words of `level` that set_range_word and clear_range_word touch: first … last.
+  SHOAL_HD void range_words(int level, std::uint64_t from, std::uint64_t to, std::uint64_t& first,
+                            std::uint64_t& last) const {
+    const std::uint64_t word_span = std::uint64_t{64} << (6 * level);  // bits under one word
+    first = from / word_span;
+    last = (to - 1) / word_span;
+  }
+  /// In word w of `level`, what setting bits [from, to) sets: their bits there, and above them
+  /// the parent bits of the words that they make non-empty.
+  SHOAL_DEVICE void set_range_word(int level, std::uint64_t w, std::uint64_t from, std::uint64_t to) const {
+    const std::uint64_t span = std::uint64_t{1} << (6 * level);  // bits under one bit of `level`
+    arch::or_relaxed(level_words(level)[w], bits_of_word(w, from / span, (to - 1) / span + 1));
+  }
+  /// In word w of `level`, what clearing bits [from, to) clears, where no bit below `from` is set:
+  /// their bits, and the parent bits of the words whose bits all lie below `to` or past the end.
+  SHOAL_DEVICE void clear_range_word(int level, std::uint64_t w, std::uint64_t from, std::uint64_t to) const {
+    const std::uint64_t span = std::uint64_t{1} << (6 * level);
+    const std::uint64_t emptied = to >= layout_.bits ? (to + span - 1) / span : to / span;
+    const std::uint64_t mask = bits_of_word(w, from / span, emptied);
+    if (mask != 0) arch::and_relaxed(level_words(level)[w], ~mask);
+  }
+
   /// A leaf word with set bits, found at random: a uniformly random leaf word first (dense
   /// bitmaps end here, after one load), else a descent from the top word choosing a random set
   /// bit at each level. Both first loads are issued together, so the flat probe costs no
@@ -216,6 +243,14 @@ class bitmap_ref {
 
  private:
   SHOAL_DEVICE std::uint64_t& leaf(std::uint64_t i) const { return level_words(0)[i / 64]; }
+  /// The bits of word w whose indices lie in [lo, hi).
+  SHOAL_HD static std::uint64_t bits_of_word(std::uint64_t w, std::uint64_t lo, std::uint64_t hi) {
+    const std::uint64_t base = w * 64;
+    const std::uint64_t a = lo > base ? lo - base : 0, b = hi > base ? hi - base : 0;
+    if (a >= b || a >= 64) return 0;
+    const std::uint64_t below_b = b >= 64 ? ~std::uint64_t{0} : (std::uint64_t{1} << b) - 1;
+    return below_b & ~((std::uint64_t{1} << a) - 1);
+  }
 
   // Relaxed: the bulk updates' chains (set_bits, clear_bits), which a barrier publishes.
   template <bool Relaxed = false>

@@ -335,6 +335,7 @@ void restore_heap(const sd::heap_view& v, const heap_image& img, const std::stri
   for (std::uint64_t b = 0; b < v.blocks; ++b)
     if (headers[b].type == sd::no_type) set(0, b), ++free_blocks;
   counters->free_blocks[0] = free_blocks;
+  for (const std::uint64_t b : placed) counters->fresh_from[0] = std::max<unsigned long long>(counters->fresh_from[0], b + 1);
   // Spread each class's free slots over the shards, as concurrent frees would.
   for (std::uint32_t t = 0; t < Heap::num_types; ++t)
     for (int s = 0; s < sd::available_shards; ++s)

@@ -62,6 +62,9 @@ SHOAL_DEVICE SHOAL_FORCEINLINE bool block_operations_in_flight(unsigned long lon
 SHOAL_DEVICE SHOAL_FORCEINLINE long long& free_block_count(const heap_view& h) {
   return h.counters->free_blocks[0];
 }
+SHOAL_DEVICE SHOAL_FORCEINLINE unsigned long long& fresh_from(const heap_view& h) {
+  return h.counters->fresh_from[0];
+}
 
 /// Makes n free slots of t available (to this processor's shard).
 SHOAL_DEVICE inline void credit_available(const heap_view& h, std::uint32_t t, long long n) {
@@ -185,9 +188,9 @@ SHOAL_DEVICE inline void release_slots(const heap_view& h, std::uint64_t b, std:
 
 /// The free slots of a fresh block of type t whose first `taken` slots are in use (fresh blocks
 /// are filled in slot order so that constructor writes of a warp are coalesced).
-SHOAL_HD inline std::uint64_t spare_slots(const heap_view& h, std::uint32_t t, std::uint32_t taken) {
+SHOAL_HD inline std::uint64_t spare_slots(std::uint64_t full_mask, std::uint32_t taken) {
   const std::uint64_t taken_mask = taken >= 64 ? ~std::uint64_t{0} : (std::uint64_t{1} << taken) - 1;
-  return h.full_mask(t) & ~taken_mask;
+  return full_mask & ~taken_mask;
 }
 
 /// The type and snapshot of free block b turned into a block of type t whose first `taken`
@@ -197,7 +200,7 @@ SHOAL_DEVICE inline std::uint64_t prepare_header(const heap_view& h, std::uint64
                                                  std::uint32_t taken) {
   arch::store_relaxed(h.headers[b].type, t);
   arch::store_relaxed(h.snapshots[b], std::uint64_t{0});
-  return spare_slots(h, t, taken);
+  return spare_slots(h.full_mask(t), taken);
 }
 
 /// Makes the spare slots `free` of a block just opened for t findable and counted. In bulk
@@ -250,6 +253,8 @@ SHOAL_DEVICE inline step reserve_or_open(const heap_view& h, std::uint32_t t, st
     if (arch::fetch_sub(blocks, 1ll) > 0) {
       // Reserved, hence findable: the returner sets the free bit before counting the block.
       while ((block = h.free_blocks().claim(rng)) == bitmap_npos) arch::spin_pause();
+      // Its result unused: a reduction that nothing waits for (parallel_new reads it, alone).
+      arch::fetch_max_relaxed(fresh_from(h), static_cast<unsigned long long>(block + 1));
       count = pending < h.capacity[t] ? pending : h.capacity[t];
       initialize_block(h, block, t, count);
       leave_block_operation(h);  // after its spare slots were counted

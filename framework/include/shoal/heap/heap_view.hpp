@@ -52,6 +52,11 @@ struct heap_counters {
   /// parity-only sequence lock is wrong here: two writers in flight make the count even.) [0] only.
   unsigned long long block_epoch[counter_stride];
   long long free_blocks[counter_stride];  ///< free blocks not promised ([0] only)
+  /// No block from this index up has been opened since the heap was cleared or loaded: whoever
+  /// opens a block raises it past that block. After quiescence, free_blocks == blocks - fresh_from
+  /// therefore means that the free blocks are exactly those from here up, and parallel_new knows
+  /// where the lowest of them are without reading the free bitmap. ([0] only.)
+  unsigned long long fresh_from[counter_stride];
 };
 
 struct heap_view {

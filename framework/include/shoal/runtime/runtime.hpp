@@ -96,6 +96,7 @@ class runtime {
     word_offsets_ = arch::device_buffer<unsigned long long>(v.layout.words[0]);
     // parallel_new's launch: at most 8 blocks of 256 threads per multiprocessor.
     chunk_counts_ = arch::device_buffer<unsigned long long>(8 * static_cast<std::size_t>(arch::probe_device().multiprocessors));
+    parallel_new_plan_ = arch::device_buffer<detail::parallel_new_plan>(1);
     v.errors = reinterpret_cast<detail::heap_errors*>(v.bitmap_words + bitmaps * v.layout.total_words);
     v.counters = reinterpret_cast<detail::heap_counters*>(reinterpret_cast<std::byte*>(v.errors) + errors_bytes);
     for (std::uint32_t t = 0; t < Heap::num_types; ++t)
@@ -221,7 +222,7 @@ class runtime {
       check_errors();
     }
     const detail::parallel_new_scratch scratch{do_all_list_.data(), word_offsets_.data(), chunk_counts_.data(),
-                                               static_cast<unsigned>(chunk_counts_.size())};
+                                               static_cast<unsigned>(chunk_counts_.size()), parallel_new_plan_.data()};
     detail::parallel_new<T, capacity>(view_, device_view_, t, n, scratch, detail::make_value_pack(args...));
   }
 
@@ -422,6 +423,9 @@ class runtime {
       else if (h.type < Heap::num_types) free_slots[h.type] += std::popcount(h.free_slots & v.full_mask(h.type));
     }
     if ((counters.block_epoch[0] & 0xFFFFFFFFull) != 0) return "a block operation is still in flight";
+    if (counters.fresh_from[0] > v.blocks)
+      return "fresh_from " + std::to_string(counters.fresh_from[0]) + " lies beyond the heap's " +
+             std::to_string(v.blocks) + " blocks";
     if (counters.free_blocks[0] != free_blocks)
       return "free block counter " + std::to_string(counters.free_blocks[0]) + " but " +
              std::to_string(free_blocks) + " free blocks";
@@ -440,6 +444,9 @@ class runtime {
       std::ostringstream os;
       os << "block " << b << ": ";
       if (h.returning != 0) return os.str() + "a return of this block is still in flight";
+      if (b >= counters.fresh_from[0] && h.type != detail::no_type)
+        return os.str() + "in use, but fresh_from says no block from " + std::to_string(counters.fresh_from[0]) +
+               " up was opened";
       if (h.type == detail::no_type) {
         if (!bit(maps[0], b)) return os.str() + "free block missing from the free bitmap";
         if (h.free_slots != 0) return os.str() + "free block with free_slots != 0";
@@ -517,6 +524,7 @@ class runtime {
   detail::all_pairs_scratch all_pairs_scratch_;
   arch::device_buffer<unsigned long long> word_offsets_;  // parallel_new's scratch: per leaf word
   arch::device_buffer<unsigned long long> chunk_counts_;  // ... and per thread block
+  arch::device_buffer<detail::parallel_new_plan> parallel_new_plan_;  // ... and its plan
   arch::pinned_value<detail::heap_errors> errors_seen_;   // synchronize()'s copy of the record
 };
 
