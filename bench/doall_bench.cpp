@@ -147,6 +147,32 @@ void plain_init(benchmark::State& state, std::uint64_t n) {
       benchmark::Counter(static_cast<double>(n), benchmark::Counter::kIsIterationInvariantRate);
 }
 
+#if defined(SHOAL_BACKEND_CUDA)
+__global__ void plain_init_kernel(float* x, float* vx, std::uint64_t n) {
+  const std::uint64_t i = std::uint64_t{blockIdx.x} * blockDim.x + threadIdx.x;
+  if (i < n) {
+    x[i] = 0.0f;
+    vx[i] = 1.0f + (i % 7);
+  }
+}
+
+/// The same, written as a CUDA programmer would: a thread per element, the hardware handing out
+/// the thread blocks (for_each_index above runs a grid of at most 32 blocks per multiprocessor,
+/// each thread taking many elements in turn).
+void plain_init_thread_per_element(benchmark::State& state, std::uint64_t n) {
+  arch::device_buffer<float> x(n), vx(n);
+  device_timer timer;
+  for (auto _ : state)
+    state.SetIterationTime(timer.seconds([&] {
+      plain_init_kernel<<<static_cast<unsigned>((n + 255) / 256), 256>>>(x.data(), vx.data(), n);
+      SHOAL_CUDA_CHECK(cudaGetLastError());
+    }));
+  state.counters["objects"] = static_cast<double>(n);
+  state.counters["objects_per_s"] =
+      benchmark::Counter(static_cast<double>(n), benchmark::Counter::kIsIterationInvariantRate);
+}
+#endif
+
 class Body;
 using BodyHeap = shoal::heap<Body>;
 class Body : public object<BodyHeap, Body> {
@@ -239,6 +265,9 @@ void register_doall_benchmarks() {
     if (n >= 1000) {
       add("creation/parallel_new" + o, parallel_new_bench, n);
       add("creation/plain_init" + o, plain_init, n);
+#if defined(SHOAL_BACKEND_CUDA)
+      add("creation/plain_init_thread_per_element" + o, plain_init_thread_per_element, n);
+#endif
       // Each iteration first makes 2n objects and destroys half (~50 ms at 10^8 on the H100):
       // iterations until the minimum time made the suite outrun its budget, so 10 per repetition.
       auto* among_used = add("creation/parallel_new_among_used" + o, parallel_new_among_used, n);
