@@ -299,6 +299,8 @@ TEST(ParallelNew, FillsFreshBlocksInOrderAndReportsOutOfMemory) {
     EXPECT_NE(e.type_name().find("Walker"), std::string::npos) << e.type_name();
     EXPECT_EQ(e.failed(), 1u);  // the one object over
   }
+  EXPECT_EQ(rt.stats().free_blocks, 0u);
+  EXPECT_EQ(rt.verify(), "") << "the heap filled to its last block";
   // More blocks than the whole heap has: thrown at once.
   EXPECT_THROW(rt.parallel_new<Walker>((rt.stats().blocks + 1) * cap), out_of_memory);
 }

@@ -122,6 +122,26 @@ struct parallel_new_scratch {
   parallel_new_plan* plan;
 };
 
+/// The bitmaps' side of opening fresh blocks [fresh, end) for t, where no free block lies below
+/// `fresh`: no longer free, now t's. Every word of the range at every level takes one relaxed
+/// reduction that nothing waits for; this thread takes words rank, rank + threads, … of each
+/// level. The levels are unrolled so that no thread indexes the layout at run time: on cuda that
+/// copied it to every thread's stack, and the launch took 16 instead of 6 µs at 10^8 objects.
+SHOAL_DEVICE inline void open_fresh_range(const heap_view& h, std::uint32_t t, std::uint64_t fresh, std::uint64_t end,
+                                          std::uint64_t rank, std::uint64_t threads) {
+  if (end <= fresh) return;
+#pragma unroll
+  for (int level = 0; level < bitmap_layout::max_levels; ++level) {
+    if (level > h.layout.top()) break;
+    std::uint64_t first = 0, last = 0;
+    h.free_blocks().range_words(level, fresh, end, first, last);
+    for (std::uint64_t w = first + rank; w <= last; w += threads) {
+      h.free_blocks().clear_range_word(level, w, fresh, end);
+      h.allocated(t).set_range_word(level, w, fresh, end);
+    }
+  }
+}
+
 #if defined(SHOAL_BACKEND_CUDA)
 
 inline constexpr int parallel_new_threads = 256;
@@ -151,22 +171,8 @@ __global__ void __launch_bounds__(parallel_new_threads, 8)
       *s.plan = parallel_new_plan{n < opened * Capacity ? n : opened * Capacity, fresh, opened, 1u};
       if (opened < needed) record_failed_allocations(h, t, n - opened * Capacity);
     }
-    // The bitmaps: blocks [fresh, end) no longer free, now t's. A thread per word and level, each
-    // word one reduction that nothing waits for (no free bit lies below `fresh`). The levels are
-    // unrolled so that no thread indexes the layout at run time: that copied it to every thread's
-    // stack, and this launch took 16 µs at 10^8 objects on the H100.
-    const std::uint64_t threads = std::uint64_t{gridDim.x} * blockDim.x;
-    if (opened > 0)
-#pragma unroll
-      for (int level = 0; level < bitmap_layout::max_levels; ++level) {
-        if (level > h.layout.top()) break;
-        std::uint64_t first = 0, last = 0;
-        h.free_blocks().range_words(level, fresh, end, first, last);
-        for (std::uint64_t w = first + blockIdx.x * blockDim.x + threadIdx.x; w <= last; w += threads) {
-          h.free_blocks().clear_range_word(level, w, fresh, end);
-          h.allocated(t).set_range_word(level, w, fresh, end);
-        }
-      }
+    open_fresh_range(h, t, fresh, end, std::uint64_t{blockIdx.x} * blockDim.x + threadIdx.x,
+                     std::uint64_t{gridDim.x} * blockDim.x);
     return;
   }
   namespace cg = cooperative_groups;
@@ -356,19 +362,28 @@ void parallel_new(const heap_view& h, const void* context, std::uint32_t t, std:
                   const parallel_new_scratch& s, const Pack& arguments) {
   if (n == 0) return;
   const std::uint64_t needed = (n + Capacity - 1) / Capacity;
-  const std::uint64_t* free_words = h.free_blocks().level_words(0);
   const std::uint64_t fresh = fresh_from(h);
-  // When the free blocks are exactly those from fresh_from up, the words below it hold none.
-  const std::uint64_t first_word = free_block_count(h) == static_cast<long long>(h.blocks - fresh) ? fresh / 64 : 0;
-  std::uint64_t free = 0;
-  for (std::uint64_t w = first_word; w < h.layout.words[0]; ++w) free += arch::popc(free_words[w]);
-  const std::uint64_t opened = free < needed ? free : needed;
-  arch::fetch_sub(free_block_count(h), static_cast<long long>(opened));  // reserved, then taken
-  for (std::uint64_t w = first_word, at = 0; w < h.layout.words[0] && at < opened; ++w) {
-    const std::uint64_t word = free_words[w];
-    open_lowest_of_word<Capacity>(h, t, w, word, at, opened, n, s.list);
-    at += arch::popc(word);
+  std::uint64_t opened = 0;
+  if (free_block_count(h) == static_cast<long long>(h.blocks - fresh)) {
+    // The free blocks are exactly those from fresh_from up: the lowest are consecutive (as on cuda).
+    opened = std::min(needed, h.blocks - fresh);
+    open_fresh_range(h, t, fresh, fresh + opened, 0, 1);
+    for (std::uint64_t k = 0; k < opened; ++k) {
+      s.list[k] = static_cast<std::uint32_t>(fresh + k);
+      offer_spare_slots</*Bulk=*/true>(h, fresh + k, t, open_block<Capacity>(h.headers, t, fresh + k, k, n));
+    }
+  } else {
+    const std::uint64_t* free_words = h.free_blocks().level_words(0);
+    std::uint64_t free = 0;
+    for (std::uint64_t w = 0; w < h.layout.words[0]; ++w) free += arch::popc(free_words[w]);
+    opened = free < needed ? free : needed;
+    for (std::uint64_t w = 0, at = 0; w < h.layout.words[0] && at < opened; ++w) {
+      const std::uint64_t word = free_words[w];
+      open_lowest_of_word<Capacity>(h, t, w, word, at, opened, n, s.list);
+      at += arch::popc(word);
+    }
   }
+  arch::fetch_sub(free_block_count(h), static_cast<long long>(opened));
   if (opened > 0) arch::fetch_max_relaxed(fresh_from(h), static_cast<unsigned long long>(s.list[opened - 1]) + 1);
   if (opened < needed) record_failed_allocations(h, t, n - opened * Capacity);
   const construct_listed<T, Capacity, Pack> construct{h.data, h.block_bytes, t, s.list, arguments};
