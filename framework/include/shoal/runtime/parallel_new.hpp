@@ -59,7 +59,7 @@ SHOAL_DEVICE std::uint64_t open_block(block_header* headers, std::uint32_t t, st
   const auto taken = static_cast<std::uint32_t>(rest < Capacity ? rest : Capacity);
   const std::uint64_t free = spare_slots(Capacity >= 64 ? ~std::uint64_t{0} : (std::uint64_t{1} << Capacity) - 1, taken);
   // The whole header in one 16-byte store (two 8-byte stores in the SASS), plain: nothing reads
-  // it before the launch ends, which orders it. On the H100 at 10^8 objects: four stores took
+  // it before the launch ends, which orders it. (Measured in the one-launch design of session 8:) On the H100 at 10^8 objects: four stores took
   // 338 instead of 335 µs; a release store with its fence per block, 12 µs more; a header left
   // part-written (`returning` not stored), 375 instead of 369 µs, the L2 completing its sectors
   // from DRAM (33 instead of 8 MB read).
@@ -82,7 +82,7 @@ SHOAL_HD inline std::uint64_t lowest_set_bits(std::uint64_t word, std::uint64_t 
   return mask;
 }
 
-/// Phase 3: object i in its listed block.
+/// Makes object i: in its listed block (operator(), the cpu backend), or in block b (at).
 template <class T, std::uint32_t Capacity, class Pack>
 struct construct_listed {
   std::byte* data;
@@ -94,7 +94,7 @@ struct construct_listed {
   SHOAL_DEVICE void operator()(std::size_t i) const {
     at(i, list[i / Capacity], static_cast<std::uint32_t>(i % Capacity));
   }
-  /// Object i in slot `slot` of block b (its listed block, already loaded).
+  /// Object i in slot `slot` of block b (listed and loaded, or computed).
   SHOAL_DEVICE void at(std::size_t i, std::uint32_t b, std::uint32_t slot) const {
     void* p = reinterpret_cast<void*>(encode_pointer(data + b * block_bytes, slot, Capacity, type));
 #if defined(__CUDA_ARCH__)
