@@ -253,7 +253,7 @@ SHOAL_DEVICE inline step reserve_or_open(const heap_view& h, std::uint32_t t, st
     if (arch::fetch_sub(blocks, 1ll) > 0) {
       // Reserved, hence findable: the returner sets the free bit before counting the block.
       while ((block = h.free_blocks().claim(rng)) == bitmap_npos) arch::spin_pause();
-      // Its result unused: a reduction that nothing waits for (parallel_new reads it, alone).
+      // Its result unused, so nothing waits for it (only parallel_new reads it, alone on the heap).
       arch::fetch_max_relaxed(fresh_from(h), static_cast<unsigned long long>(block + 1));
       count = pending < h.capacity[t] ? pending : h.capacity[t];
       initialize_block(h, block, t, count);
