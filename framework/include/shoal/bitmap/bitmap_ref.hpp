@@ -22,6 +22,11 @@ namespace shoal {
 
 inline constexpr std::uint64_t bitmap_npos = ~std::uint64_t{0};
 
+/// A word whose lowest k bits are set (all of them from k = 64 up).
+SHOAL_HD constexpr std::uint64_t low_bits(std::uint64_t k) {
+  return k >= 64 ? ~std::uint64_t{0} : (std::uint64_t{1} << k) - 1;
+}
+
 /// Sizes and offsets of the levels of a bitmap of `bits` bits.
 struct bitmap_layout {
   static constexpr int max_levels = 6;  // 64^6 = 2^36 bits
@@ -247,9 +252,7 @@ class bitmap_ref {
   SHOAL_HD static std::uint64_t bits_of_word(std::uint64_t w, std::uint64_t lo, std::uint64_t hi) {
     const std::uint64_t base = w * 64;
     const std::uint64_t a = lo > base ? lo - base : 0, b = hi > base ? hi - base : 0;
-    if (a >= b || a >= 64) return 0;
-    const std::uint64_t below_b = b >= 64 ? ~std::uint64_t{0} : (std::uint64_t{1} << b) - 1;
-    return below_b & ~((std::uint64_t{1} << a) - 1);
+    return a >= b ? 0 : low_bits(b) & ~low_bits(a);
   }
 
   // Relaxed: the bulk updates' chains (set_bits, clear_bits), which a barrier publishes.

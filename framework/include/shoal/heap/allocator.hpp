@@ -189,8 +189,7 @@ SHOAL_DEVICE inline void release_slots(const heap_view& h, std::uint64_t b, std:
 /// The free slots of a fresh block of type t whose first `taken` slots are in use (fresh blocks
 /// are filled in slot order so that constructor writes of a warp are coalesced).
 SHOAL_HD inline std::uint64_t spare_slots(std::uint64_t full_mask, std::uint32_t taken) {
-  const std::uint64_t taken_mask = taken >= 64 ? ~std::uint64_t{0} : (std::uint64_t{1} << taken) - 1;
-  return full_mask & ~taken_mask;
+  return full_mask & ~low_bits(taken);
 }
 
 /// The type and snapshot of free block b turned into a block of type t whose first `taken`

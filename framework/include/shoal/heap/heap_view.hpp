@@ -83,10 +83,7 @@ struct heap_view {
   SHOAL_HD std::uint64_t block_of(std::uint64_t pointer_bits) const {
     return (block_address_of(pointer_bits) - reinterpret_cast<std::uintptr_t>(data)) / block_bytes;
   }
-  SHOAL_HD std::uint64_t full_mask(std::uint32_t t) const {
-    const std::uint32_t c = capacity[t];
-    return c >= 64 ? ~std::uint64_t{0} : (std::uint64_t{1} << c) - 1;
-  }
+  SHOAL_HD std::uint64_t full_mask(std::uint32_t t) const { return low_bits(capacity[t]); }
 };
 
 }  // namespace shoal::detail

@@ -57,12 +57,12 @@ SHOAL_DEVICE std::uint64_t open_block(block_header* headers, std::uint32_t t, st
                                       std::uint64_t n) {
   const std::uint64_t rest = n - at * Capacity;
   const auto taken = static_cast<std::uint32_t>(rest < Capacity ? rest : Capacity);
-  const std::uint64_t free = spare_slots(Capacity >= 64 ? ~std::uint64_t{0} : (std::uint64_t{1} << Capacity) - 1, taken);
+  const std::uint64_t free = spare_slots(low_bits(Capacity), taken);
   // The whole header in one 16-byte store (two 8-byte stores in the SASS), plain: nothing reads
-  // it before the launch ends, which orders it. (Measured in the one-launch design of session 8:) On the H100 at 10^8 objects: four stores took
-  // 338 instead of 335 µs; a release store with its fence per block, 12 µs more; a header left
-  // part-written (`returning` not stored), 375 instead of 369 µs, the L2 completing its sectors
-  // from DRAM (33 instead of 8 MB read).
+  // it before the launch ends, which orders it. Measured in session 8's one-launch design, on
+  // the H100 at 10^8 objects: four stores took 338 instead of 335 µs; a release store with its
+  // fence per block, 12 µs more; a header left part-written (`returning` not stored), 375
+  // instead of 369 µs, the L2 completing its sectors from DRAM (33 instead of 8 MB read).
   headers[b] = block_header{free, t, 0u};
   return free;
 }
