@@ -504,6 +504,48 @@ TEST(ParallelNew, TakesOnlyFreeBlocksAfterDeviceCodeOpenedOne) {
     ASSERT_EQ(block_of(made[j * runner_cap]), lowest_free[j]) << "runner block " << j << " is the lowest free one";
 }
 
+// A few objects more than fit, in fresh blocks and among used ones (on cuda, up to 16,384
+// objects are one launch of one thread block, which finds the blocks itself): the blocks that are
+// free are filled, the rest is reported as out_of_memory naming the class, and the heap stays
+// consistent.
+TEST(ParallelNew, FewObjectsMoreThanFitFillWhatIsFreeAndReportTheRest) {
+  SHOAL_REQUIRE_DEVICE();
+  DoAllRuntime rt(std::size_t{1} << 20);
+  const std::uint64_t walker_cap = rt.capacity<Walker>(), runner_cap = rt.capacity<Runner>();
+  const std::uint64_t blocks = rt.stats().blocks, walker_blocks = blocks - 3;
+  const std::uint64_t walkers = walker_blocks * walker_cap;
+  const std::uint64_t runner_type = DoAllHeap::type_id<Runner>;
+  for (const bool among_used : {false, true}) {
+    SCOPED_TRACE(among_used ? "among used blocks" : "fresh blocks");
+    rt.clear();
+    rt.parallel_new<Walker>(walkers);
+    arch::device_buffer<Walker*> table(walkers);
+    rt.parallel_do<&Walker::enter>(table.data());
+    if (among_used) destroy_walker_block(rt, table.data(), 7, walker_cap);
+    rt.synchronize();
+    const std::uint64_t free_blocks = rt.stats().free_blocks;
+    ASSERT_EQ(free_blocks, among_used ? 4u : 3u);
+    const std::uint64_t n = (free_blocks + 2) * runner_cap - 1;  // a block and a bit over
+    ASSERT_LE(n, 16384u);
+    rt.parallel_new<Runner>(n);
+    try {
+      rt.synchronize();
+      ADD_FAILURE() << "no out_of_memory";
+    } catch (const out_of_memory& e) {
+      EXPECT_NE(e.type_name().find("Runner"), std::string::npos) << e.type_name();
+      EXPECT_EQ(e.failed(), n - free_blocks * runner_cap);
+    }
+    EXPECT_EQ(rt.stats().free_blocks, 0u);
+    EXPECT_EQ(rt.stats().types[runner_type].blocks, free_blocks);
+    EXPECT_EQ(rt.stats().live(), walkers - (among_used ? walker_cap : 0) + free_blocks * runner_cap);
+    EXPECT_EQ(rt.verify(), "");
+    // Nothing is free now: the next call makes nothing and reports all.
+    rt.parallel_new<Runner>(5);
+    EXPECT_THROW(rt.synchronize(), out_of_memory);
+    EXPECT_EQ(rt.verify(), "");
+  }
+}
+
 std::uint64_t count_with_device_do(DoAllRuntime& rt) {
   arch::device_buffer<unsigned long long> out(2);
   out.zero();

@@ -119,6 +119,21 @@ class bitmap_ref {
     if (prev != 0 && (prev & ~mask) == 0) clear_at<true>(1, w);
   }
 
+  /// Sets the bits `mask` of leaf word w, and the bit of every word above it, each with a
+  /// relaxed reduction that nothing waits for: the leaf word is non-empty after it, so every bit
+  /// above it is set, whatever it was. Only for a bitmap that nothing clears meanwhile (bulk
+  /// opening: parallel_new runs alone), made visible afterwards by a barrier. (set_bits waits for
+  /// each level's old value: a chain of atomics up the levels, each a round trip to the L2.)
+  SHOAL_DEVICE void mark_bits(std::uint64_t w, std::uint64_t mask) const {
+    arch::or_relaxed(level_words(0)[w], mask);
+#pragma unroll
+    for (int level = 1; level < bitmap_layout::max_levels; ++level) {  // unrolled: no run-time
+      if (level > layout_.top()) break;                                  // index into the layout
+      const std::uint64_t below = w >> (6 * (level - 1));  // the word of level - 1, now non-empty
+      arch::or_relaxed(level_words(level)[below / 64], std::uint64_t{1} << (below % 64));
+    }
+  }
+
   /// Range updates of bits [from, to) (from < to) for a caller that has the bitmap to itself,
   /// word by word: for every level, every word in range_words(level, from, to). Each word takes
   /// one relaxed reduction that nothing waits for, since the new parent bits follow from the

@@ -210,7 +210,7 @@ SHOAL_DEVICE inline void offer_spare_slots(const heap_view& h, std::uint64_t b, 
                                            std::uint64_t free) {
   if (free == 0) return;
   if constexpr (Bulk) {
-    h.active(t).set_bits(b / 64, std::uint64_t{1} << (b % 64));
+    h.active(t).mark_bits(b / 64, std::uint64_t{1} << (b % 64));
     arch::fetch_add_relaxed(available_shard(h, t, my_shard()), static_cast<long long>(arch::popc(free)));
   } else {
     h.active(t).set(b);

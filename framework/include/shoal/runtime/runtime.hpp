@@ -97,6 +97,7 @@ class runtime {
     // parallel_new's launch: at most 8 blocks of 256 threads per multiprocessor.
     chunk_counts_ = arch::device_buffer<unsigned long long>(8 * static_cast<std::size_t>(arch::probe_device().multiprocessors));
     parallel_new_plan_ = arch::device_buffer<detail::parallel_new_plan>(1);
+    parallel_new_plan_.zero();  // its ticket counter starts at 0
     v.errors = reinterpret_cast<detail::heap_errors*>(v.bitmap_words + bitmaps * v.layout.total_words);
     v.counters = reinterpret_cast<detail::heap_counters*>(reinterpret_cast<std::byte*>(v.errors) + errors_bytes);
     for (std::uint32_t t = 0; t < Heap::num_types; ++t)
