@@ -103,6 +103,17 @@ void destroy_walker_block(DoAllRuntime& rt, Walker** table, std::uint64_t block,
   rt.launch(capacity, [=] SHOAL_DEVICE(std::size_t i) { delete table[block * capacity + i]; });
 }
 
+/// Kernels of our own rather than the runtime's (given the heap's device view, as advanced code
+/// may do): the runtime does not see what they do. The first tables every walker by id.
+void table_walkers_unseen(DoAllRuntime& rt, Walker** table) {
+  arch::for_each_index(
+      1, [=] SHOAL_DEVICE(std::size_t) { device_do<Walker>([&](Walker* w) { table[w->id] = w; }); }, rt.device_view());
+}
+void destroy_walker_block_unseen(DoAllRuntime& rt, Walker** table, std::uint64_t block, std::uint64_t capacity) {
+  arch::for_each_index(
+      capacity, [=] SHOAL_DEVICE(std::size_t i) { delete table[block * capacity + i]; }, rt.device_view());
+}
+
 /// One runner made by device code (`new`), with id `id`; its place goes to places[id].
 void make_runner_on_device(DoAllRuntime& rt, unsigned long long id, unsigned long long* places) {
   rt.launch(1, [=] SHOAL_DEVICE(std::size_t) { (new Runner(id))->record_place(places); });
@@ -544,6 +555,58 @@ TEST(ParallelNew, FewObjectsMoreThanFitFillWhatIsFreeAndReportTheRest) {
     EXPECT_THROW(rt.synchronize(), out_of_memory);
     EXPECT_EQ(rt.verify(), "");
   }
+}
+
+// Into a heap that the runtime believes fresh (nothing but parallel_new ran on it since it was
+// cleared), more than one thread block's objects and up to 16,384 blocks are one launch of a
+// thread block per tile on cuda. Device code that the runtime did not launch (a kernel given
+// rt.device_view()) can make the belief wrong; parallel_new checks it, and still fills the lowest
+// free blocks. More than fit: the rest is reported.
+TEST(ParallelNew, BelievedFreshHeapsFillTheLowestFreeBlocksEvenWhenTheBeliefIsWrong) {
+  SHOAL_REQUIRE_DEVICE();
+  DoAllRuntime rt(std::size_t{4} << 20);
+  const std::uint64_t walker_cap = rt.capacity<Walker>(), runner_cap = rt.capacity<Runner>();
+  const std::uint64_t blocks = rt.stats().blocks, block_bytes = rt.stats().block_bytes;
+  rt.parallel_new<Walker>(2 * walker_cap);
+  const std::uint64_t over = blocks * walker_cap;  // two blocks more than are free
+  ASSERT_GT(over, 16384u) << "more than one thread block's objects";
+  rt.parallel_new<Walker>(over);
+  try {
+    rt.synchronize();
+    ADD_FAILURE() << "no out_of_memory";
+  } catch (const out_of_memory& e) {
+    EXPECT_EQ(e.failed(), 2 * walker_cap);
+  }
+  EXPECT_EQ(rt.stats().free_blocks, 0u);
+  EXPECT_EQ(rt.stats().live(), blocks * walker_cap);
+  EXPECT_EQ(rt.verify(), "");
+
+  rt.clear();  // believed fresh again
+  const std::uint64_t walker_blocks = blocks / 4, walkers = walker_blocks * walker_cap;
+  rt.parallel_new<Walker>(walkers);
+  // Blocks 3 and 40 emptied by kernels of our own: the runtime still believes the heap fresh.
+  arch::device_buffer<Walker*> table(walkers);
+  table_walkers_unseen(rt, table.data());
+  destroy_walker_block_unseen(rt, table.data(), 3, walker_cap);
+  destroy_walker_block_unseen(rt, table.data(), 40, walker_cap);
+  arch::synchronize();
+  ASSERT_EQ(rt.verify(), "");
+  const std::uint64_t n = (16384 / runner_cap + 3) * runner_cap + 1;
+  ASSERT_LE((n + runner_cap - 1) / runner_cap, rt.stats().free_blocks);
+  rt.parallel_new<Runner>(n);
+  arch::device_buffer<unsigned long long> places(n);
+  rt.parallel_do<&Runner::record_place>(places.data());
+  rt.synchronize();
+  EXPECT_EQ(rt.verify(), "");
+  const auto rp = places.download();
+  expect_parallel_new_places(rp, runner_cap);
+  const auto data = reinterpret_cast<std::uint64_t>(rt.view().data);
+  const auto block_of = [&](unsigned long long place) { return ((place >> 8) - data) / block_bytes; };
+  EXPECT_EQ(block_of(rp[0]), 3u) << "the lowest free block first";
+  EXPECT_EQ(block_of(rp[runner_cap]), 40u);
+  for (std::uint64_t j = 2; j * runner_cap < n; ++j)
+    ASSERT_EQ(block_of(rp[j * runner_cap]), walker_blocks + j - 2) << "runner block " << j;
+  EXPECT_EQ(rt.stats().live(), walkers - 2 * walker_cap + n);
 }
 
 std::uint64_t count_with_device_do(DoAllRuntime& rt) {

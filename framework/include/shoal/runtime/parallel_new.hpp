@@ -19,6 +19,10 @@
 /// array is initialised:
 ///   - up to parallel_new_one_block_objects objects, one launch of one thread block finds the
 ///     blocks (listing among used ones by a descent of the free bitmap's levels) and makes them;
+///   - up to parallel_new_one_launch_blocks blocks into a heap that the runtime believes fresh
+///     (it saw nothing but parallel_new run on it since it was cleared), one launch of a thread
+///     block per tile, each opening its own blocks (the device checks the belief, and is correct
+///     but slower when it is wrong);
 ///   - for more, a cooperative launch finds the blocks (counting among used ones, a grid-wide
 ///     barrier, listing), and a launch that depends on it makes them, a thread block per tile.
 /// cpu: the steps one after another.
@@ -54,7 +58,7 @@ SHOAL_DEVICE void open_lowest_of_word(const heap_view& h, std::uint32_t t, std::
 
 template <class T, std::uint32_t Capacity, class Pack>
 void parallel_new(const heap_view& h, const void* context, std::uint32_t t, std::uint64_t n,
-                  const parallel_new_scratch& s, const Pack& arguments) {
+                  const parallel_new_scratch& s, bool /*believed_fresh: one path here*/, const Pack& arguments) {
   if (n == 0) return;
   const std::uint64_t needed = (n + Capacity - 1) / Capacity;
   const std::uint64_t fresh = fresh_from(h);

@@ -72,12 +72,19 @@ struct construct_listed {
   }
 };
 
-/// What the first launch of parallel_new decided, for the second.
+/// What the first launch of parallel_new decided, for the second; and what one launch's thread
+/// blocks share.
 struct parallel_new_plan {
   unsigned long long made;    ///< objects that fit (the rest are failed allocations)
   unsigned long long first;   ///< fresh: the first block to open
   unsigned long long opened;  ///< blocks opened (fresh: to open, by the second launch)
   unsigned fresh;             ///< 1: the blocks are [first, first + opened), yet to be opened
+  /// One launch of a thread block per tile (cuda): the thread blocks take their tiles in the
+  /// order they start from this counter, which wraps to 0 after the last of the grid.
+  unsigned tickets;
+  /// ... and among used blocks, the launch whose blocks the first thread block has listed (the
+  /// others wait for it). Its own line: thread blocks wait on it while others take tickets.
+  alignas(128) unsigned long long ready;
 };
 
 /// What parallel_new needs besides the heap: the list of opened blocks (one entry per block of
