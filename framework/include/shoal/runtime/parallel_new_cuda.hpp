@@ -395,6 +395,14 @@ __global__ void __launch_bounds__(parallel_new_threads, 8)
   make_tile(*view, headers, construct, t, n, made, tile, consecutive, lowest);
 }
 
+/// A name for a launch of parallel_new_tiles_kernel, for its `ready`: unique in the process, so
+/// that no launch, of any type, takes another's `ready` for its own. (One counter per template
+/// instance, as first written, gave the first launches of two types the same name.)
+inline unsigned long long next_parallel_new_launch() {
+  static std::atomic<unsigned long long> launches{0};
+  return ++launches;
+}
+
 /// Enqueues the creation of n objects of t (Capacity slots per block), object i as
 /// T(i, arguments...); objects that do not fit are recorded as failed allocations.
 template <class T, std::uint32_t Capacity, class Pack>
@@ -413,9 +421,8 @@ void parallel_new(const heap_view& h, const void* context, std::uint32_t t, std:
   }
   const std::uint64_t tiles = (n + parallel_new_objects_per_block - 1) / parallel_new_objects_per_block;
   if (believed_fresh && (n + Capacity - 1) / Capacity <= parallel_new_one_launch_blocks) {
-    static std::atomic<unsigned long long> launches{0};  // names each launch, for `ready`
     arch::launch_dependent(parallel_new_tiles_kernel<T, Capacity, Pack>, static_cast<unsigned>(tiles),
-                           parallel_new_threads, nullptr, h, view, t, n, s, ++launches, arguments);
+                           parallel_new_threads, nullptr, h, view, t, n, s, next_parallel_new_launch(), arguments);
     return;
   }
   const auto plan = parallel_new_plan_kernel<Capacity>;
