@@ -85,6 +85,20 @@ TEST(BitmapLayout, LevelsCoverSizes) {
   EXPECT_EQ(big.words[4], 1u);
 }
 
+// offset_of (the device's way to a level known only at run time) agrees with the offsets stored,
+// at every level, for sizes at and around each level's boundary.
+TEST(BitmapLayout, ComputedOffsetsMatchTheStoredOnes) {
+  for (int e = 0; e <= 36; e += 6)
+    for (const std::int64_t d : {-1, 0, 1, 4097}) {
+      const std::int64_t bits = (std::int64_t{1} << e) + d;
+      if (bits < 0 || static_cast<std::uint64_t>(bits) > bitmap_layout::max_bits) continue;
+      const auto layout = bitmap_layout::for_bits(static_cast<std::uint64_t>(bits));
+      for (int level = 0; level < layout.levels; ++level)
+        EXPECT_EQ(layout.offset_of(level), layout.offset[level]) << bits << " bits, level " << level;
+      EXPECT_EQ(layout.offset_of(layout.top()) + 1, layout.total_words) << bits << " bits";
+    }
+}
+
 TEST(Bitmap, SequentialOpsMatchModel) {
   SHOAL_REQUIRE_DEVICE();
   for (std::uint64_t n : {1ull, 63ull, 64ull, 65ull, 4097ull, 300001ull}) {

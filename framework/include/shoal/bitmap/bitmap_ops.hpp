@@ -54,7 +54,7 @@ inline std::uint64_t count(bitmap_ref bm) {
   const std::uint64_t* leaves = bm.level_words(0);
   arch::for_each_index(bm.layout().words[0], [=] SHOAL_DEVICE(std::size_t w) {
     const int n = arch::popc(leaves[w]);
-    if (n) arch::fetch_add_relaxed(*t, static_cast<unsigned long long>(n));
+    if (n) arch::add_relaxed(*t, static_cast<unsigned long long>(n));
   });
   arch::synchronize();
   return total.read(0);

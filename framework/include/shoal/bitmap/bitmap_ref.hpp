@@ -39,6 +39,18 @@ struct bitmap_layout {
 
   static bitmap_layout for_bits(std::uint64_t bits);
   SHOAL_HD int top() const { return levels - 1; }
+  /// offset[level], computed from `bits` alone: for a level known only at run time on the device,
+  /// where indexing offset[] in a kernel parameter copies the whole layout to each thread's stack.
+  SHOAL_HD std::uint64_t offset_of(int level) const {
+    std::uint64_t at = 0, below = bits == 0 ? 1 : bits;  // the bits under the next level's words
+#pragma unroll
+    for (int l = 0; l < max_levels - 1; ++l) {
+      if (l >= level) break;
+      below = (below + 63) / 64;
+      at += below;
+    }
+    return at;
+  }
 };
 
 inline bitmap_layout bitmap_layout::for_bits(std::uint64_t bits) {
@@ -142,23 +154,24 @@ class bitmap_ref {
   /// The words of `level` that set_range_word and clear_range_word touch: first … last.
   SHOAL_HD void range_words(int level, std::uint64_t from, std::uint64_t to, std::uint64_t& first,
                             std::uint64_t& last) const {
-    const std::uint64_t word_span = std::uint64_t{64} << (6 * level);  // bits under one word
-    first = from / word_span;
-    last = (to - 1) / word_span;
+    const int word_shift = 6 * (level + 1);  // log2 of the bits under one word (shifts: `level`
+    first = from >> word_shift;                // may be known only at run time, and a division
+    last = (to - 1) >> word_shift;             // by it would be a 64-bit one)
   }
   /// In word w of `level`, what setting bits [from, to) sets: their bits there, and above them
   /// the parent bits of the words that they make non-empty.
+  /// (Both take `level` at run time: they address it through offset_of.)
   SHOAL_DEVICE void set_range_word(int level, std::uint64_t w, std::uint64_t from, std::uint64_t to) const {
-    const std::uint64_t span = std::uint64_t{1} << (6 * level);  // bits under one bit of `level`
-    arch::or_relaxed(level_words(level)[w], bits_of_word(w, from / span, (to - 1) / span + 1));
+    const int shift = 6 * level;  // log2 of the bits under one bit of `level`
+    arch::or_relaxed(words_[layout_.offset_of(level) + w], bits_of_word(w, from >> shift, ((to - 1) >> shift) + 1));
   }
   /// In word w of `level`, what clearing bits [from, to) clears, where no bit below `from` is set:
   /// their bits, and the parent bits of the words whose bits all lie below `to` or past the end.
   SHOAL_DEVICE void clear_range_word(int level, std::uint64_t w, std::uint64_t from, std::uint64_t to) const {
-    const std::uint64_t span = std::uint64_t{1} << (6 * level);
-    const std::uint64_t emptied = to >= layout_.bits ? (to + span - 1) / span : to / span;
-    const std::uint64_t mask = bits_of_word(w, from / span, emptied);
-    if (mask != 0) arch::and_relaxed(level_words(level)[w], ~mask);
+    const int shift = 6 * level;
+    const std::uint64_t emptied = to >= layout_.bits ? ((to - 1) >> shift) + 1 : to >> shift;
+    const std::uint64_t mask = bits_of_word(w, from >> shift, emptied);
+    if (mask != 0) arch::and_relaxed(words_[layout_.offset_of(level) + w], ~mask);
   }
 
   /// A leaf word with set bits, found at random: a uniformly random leaf word first (dense

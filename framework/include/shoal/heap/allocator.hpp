@@ -107,7 +107,7 @@ SHOAL_DEVICE inline bool give_back_slots(const heap_view& h, std::uint64_t b, st
   block_header& hdr = h.headers[b];
   // A destroyed object must never be visited by a do-all in progress, even once its slot holds a
   // new object: take it out of the do-all snapshot before the slot can be reused.
-  if (credit) arch::fetch_and_relaxed(h.snapshots[b], ~bits);  // ordered by the release below
+  if (credit) arch::and_relaxed(h.snapshots[b], ~bits);  // ordered by the release below
   const std::uint64_t prev = arch::fetch_or(hdr.free_slots, bits);
   if (prev == 0) h.active(t).set(b);  // full → has room: we own the transition
   // Count the slots only now that their block is findable through active[t].
@@ -211,7 +211,7 @@ SHOAL_DEVICE inline void offer_spare_slots(const heap_view& h, std::uint64_t b, 
   if (free == 0) return;
   if constexpr (Bulk) {
     h.active(t).mark_bits(b / 64, std::uint64_t{1} << (b % 64));
-    arch::fetch_add_relaxed(available_shard(h, t, my_shard()), static_cast<long long>(arch::popc(free)));
+    arch::add_relaxed(available_shard(h, t, my_shard()), static_cast<long long>(arch::popc(free)));
   } else {
     h.active(t).set(b);
     credit_available(h, t, arch::popc(free));
@@ -230,7 +230,7 @@ SHOAL_DEVICE inline void initialize_block(const heap_view& h, std::uint64_t b, s
 
 SHOAL_DEVICE inline void record_failed_allocations(const heap_view& h, std::uint32_t t,
                                                    unsigned long long n) {
-  arch::fetch_add_relaxed(h.errors->failed_allocations[t], n);
+  arch::add_relaxed(h.errors->failed_allocations[t], n);
 }
 
 /// What the leader decided for the lanes still waiting, in one round of allocate().
@@ -253,7 +253,7 @@ SHOAL_DEVICE inline step reserve_or_open(const heap_view& h, std::uint32_t t, st
       // Reserved, hence findable: the returner sets the free bit before counting the block.
       while ((block = h.free_blocks().claim(rng)) == bitmap_npos) arch::spin_pause();
       // Its result unused, so nothing waits for it (only parallel_new reads it, alone on the heap).
-      arch::fetch_max_relaxed(fresh_from(h), static_cast<unsigned long long>(block + 1));
+      arch::max_relaxed(fresh_from(h), static_cast<unsigned long long>(block + 1));
       count = pending < h.capacity[t] ? pending : h.capacity[t];
       initialize_block(h, block, t, count);
       leave_block_operation(h);  // after its spare slots were counted

@@ -32,7 +32,7 @@ inline constexpr std::uint64_t block_address_mask =
 
 SHOAL_HD SHOAL_FORCEINLINE std::uint64_t encode_pointer(const void* block, std::uint32_t slot,
                                                        std::uint32_t capacity, std::uint32_t type) {
-  return reinterpret_cast<std::uintptr_t>(block) | (std::uint64_t{slot} << slot_shift) |
+  return (reinterpret_cast<std::uintptr_t>(block) & block_address_mask) | (std::uint64_t{slot} << slot_shift) |
          (std::uint64_t{capacity - 1} << capacity_shift) | (std::uint64_t{type} << type_shift);
 }
 SHOAL_HD SHOAL_FORCEINLINE std::uintptr_t block_address_of(std::uint64_t p) {

@@ -83,7 +83,7 @@ void parallel_new(const heap_view& h, const void* context, std::uint32_t t, std:
     }
   }
   arch::fetch_sub(free_block_count(h), static_cast<long long>(opened));
-  if (opened > 0) arch::fetch_max_relaxed(fresh_from(h), static_cast<unsigned long long>(s.list[opened - 1]) + 1);
+  if (opened > 0) arch::max_relaxed(fresh_from(h), static_cast<unsigned long long>(s.list[opened - 1]) + 1);
   if (opened < needed) record_failed_allocations(h, t, n - opened * Capacity);
   const construct_listed<T, Capacity, Pack> construct{h.data, h.block_bytes, t, s.list, arguments};
   arch::for_each_index(n < opened * Capacity ? n : opened * Capacity,

@@ -34,9 +34,9 @@ class sums {
 #if defined(__CUDA_ARCH__)
       const arch::lane_mask same = arch::match_any(arch::active_lanes(), k);
       const std::uint64_t total = arch::reduce_add(same, static_cast<std::uint64_t>(v));
-      if (arch::lane_id() == arch::lowest_bit(same)) arch::fetch_add_relaxed(words[k], static_cast<unsigned long long>(total));
+      if (arch::lane_id() == arch::lowest_bit(same)) arch::add_relaxed(words[k], static_cast<unsigned long long>(total));
 #else
-      arch::fetch_add_relaxed(words[k], static_cast<unsigned long long>(v));
+      arch::add_relaxed(words[k], static_cast<unsigned long long>(v));
 #endif
     }
   };
