@@ -28,27 +28,19 @@ inline constexpr std::uint64_t parallel_new_objects_per_block =
 /// Up to this many objects, parallel_new is one launch of one thread block (8 tiles: 64 objects
 /// a thread, some 130 KB for small objects, about a µs of one processor's stores).
 inline constexpr std::uint64_t parallel_new_one_block_objects = 8 * parallel_new_objects_per_block;
-/// ... whose one thread block has this many threads: for 10^3 objects, one object a thread.
-/// Each thread's objects take a chain of dependent instructions (their indices and addresses),
-/// so fewer objects a thread is less time: 4 objects a thread (256 threads) took about 1,250
-/// cycles of each warp on the H100.
-inline constexpr int parallel_new_one_block_threads = 1024;
 /// Up to this many blocks into a heap believed fresh, parallel_new is one launch of a thread
 /// block per tile (parallel_new_tiles_kernel): 10^6 objects of 8 bytes, 489 tiles. Every
 /// thread block takes a ticket from one counter; 10^8 objects would be 48,828 atomics on it.
 inline constexpr std::uint64_t parallel_new_one_launch_blocks = 16384;
 
-/// The rank in take_range of thread `threadIdx.x` of a thread block of `Threads` that then makes
-/// a tile: the bitmap levels go to the middle warp, as the first warp opens the tile's blocks.
-template <int Threads = parallel_new_threads>
-__device__ std::uint64_t range_rank() { return (threadIdx.x + Threads / 2) % Threads; }
+/// The rank in take_range of thread `threadIdx.x` of a thread block that then makes a tile: the
+/// bitmap levels go to the middle warp, as the first warp opens the tile's blocks (make_tile).
+__device__ inline std::uint64_t range_rank() { return (threadIdx.x + parallel_new_threads / 2) % parallel_new_threads; }
 
-/// The end of the tile that starts at object `tile`, of the `made` objects (`Threads` threads
-/// making parallel_new_objects_per_thread objects each).
-template <class Index = std::uint64_t, int Threads = parallel_new_threads>
+/// The end of the tile that starts at object `tile`, of the `made` objects.
+template <class Index = std::uint64_t>
 __device__ Index end_of_tile(Index made, Index tile) {
-  constexpr Index size = Index{Threads} * parallel_new_objects_per_thread;
-  return made - tile < size ? made : tile + size;
+  return made - tile < parallel_new_objects_per_block ? made : tile + static_cast<Index>(parallel_new_objects_per_block);
 }
 /// The first block that starts in the tile that starts at object `tile`, in the order of opening.
 template <std::uint32_t Capacity, class Index = std::uint64_t>
@@ -56,8 +48,8 @@ __device__ Index first_block_of_tile(Index tile) {
   return (tile + Capacity - 1) / Capacity;
 }
 
-/// Makes the objects of one tile: those from `tile` (a multiple of the tile size, `Threads` ×
-/// parallel_new_objects_per_thread) on, of the `made`. First the blocks that start among them are opened, a thread each, headers
+/// Makes the objects of one tile: those from `tile` (a multiple of parallel_new_objects_per_block)
+/// on, of the `made`. First the blocks that start among them are opened, a thread each, headers
 /// side by side (the last block's spare slots offered); then the objects are made, 8 a thread,
 /// as a plain array is initialised. The k-th block is `first` + k when `computed`, else list[k].
 /// `Index` is the type of object and block indices: std::uint32_t where the launch makes fewer
@@ -73,12 +65,12 @@ __device__ Index first_block_of_tile(Index tile) {
 ///   - a thread per object: 790 µs, each short-lived thread block waiting on its loads of the plan;
 ///   - 8 objects a thread, the thread of a block's first object writing its header: 380 µs;
 ///     headers first, side by side: 316 µs; and the loop unrolled: 301 µs.
-template <class Index, int Threads, class T, std::uint32_t Capacity, class Pack>
+template <class Index, class T, std::uint32_t Capacity, class Pack>
 __device__ void make_tile(const heap_view& h, block_header* headers, const construct_listed<T, Capacity, Pack>& construct,
                           std::uint32_t t, std::uint64_t n, std::uint64_t all_made, std::uint64_t tile_start,
                           bool computed, std::uint64_t first) {
   const auto made = static_cast<Index>(all_made), tile = static_cast<Index>(tile_start);
-  const Index tile_end = end_of_tile<Index, Threads>(made, tile);
+  const Index tile_end = end_of_tile<Index>(made, tile);
   const auto lowest = static_cast<Index>(first);  // a block index (below 2^32)
   for (Index k = first_block_of_tile<Capacity, Index>(tile) + threadIdx.x; k * Capacity < tile_end; k += blockDim.x) {
     const std::uint64_t b = computed ? lowest + k : construct.list[k];
@@ -87,7 +79,7 @@ __device__ void make_tile(const heap_view& h, block_header* headers, const const
   }
 #pragma unroll
   for (std::uint32_t j = 0; j < parallel_new_objects_per_thread; ++j) {
-    const Index i = tile + j * Threads + threadIdx.x;
+    const Index i = tile + j * parallel_new_threads + threadIdx.x;
     if (i < tile_end) {
       const Index k = i / Capacity;
       construct.at(i, static_cast<std::uint32_t>(computed ? lowest + k : construct.list[k]),
@@ -116,11 +108,10 @@ __device__ inline void count_opened_blocks(const heap_view& h, std::uint32_t t, 
 /// The bitmaps change with reductions that nothing waits for: in the free bitmap every free
 /// block from the lowest to the highest listed one is taken, which is a range (take_range); in
 /// t's allocated bitmap each leaf word's bits and the bits above them are set (mark_bits).
-template <int Threads>
-__device__ std::uint64_t list_lowest_free_blocks(const heap_view& h, std::uint32_t t, std::uint64_t k,
-                                                 std::uint32_t* list, std::uint32_t* spare) {
+__device__ inline std::uint64_t list_lowest_free_blocks(const heap_view& h, std::uint32_t t, std::uint64_t k,
+                                                        std::uint32_t* list, std::uint32_t* spare) {
   constexpr int per_thread = 4;
-  using scan = cub::BlockScan<unsigned, Threads>;
+  using scan = cub::BlockScan<unsigned, parallel_new_threads>;
   __shared__ typename scan::TempStorage temp;
   const int top = h.layout.top();
   std::uint32_t* in = top % 2 == 0 ? spare : list;
@@ -133,19 +124,19 @@ __device__ std::uint64_t list_lowest_free_blocks(const heap_view& h, std::uint32
     // of the layout, which indexing at run time would put on the stack.
     const std::uint64_t* level_words = h.bitmap_words + h.layout.offset[level];
     std::uint64_t found = 0;  // set bits in the words read so far (the same in every thread)
-    for (std::uint64_t base = 0; base < words && found < k; base += per_thread * Threads) {
+    for (std::uint64_t base = 0; base < words && found < k; base += per_thread * parallel_new_threads) {
       std::uint32_t index[per_thread];
       std::uint64_t word[per_thread];
 #pragma unroll
       for (int r = 0; r < per_thread; ++r) {  // every load issued before any is waited for
-        const std::uint64_t j = base + r * Threads + threadIdx.x;
+        const std::uint64_t j = base + r * parallel_new_threads + threadIdx.x;
         index[r] = j < words ? in[j] : 0;
       }
 #pragma unroll
-      for (int r = 0; r < per_thread; ++r) word[r] = base + r * Threads + threadIdx.x < words ? level_words[index[r]] : 0;
+      for (int r = 0; r < per_thread; ++r) word[r] = base + r * parallel_new_threads + threadIdx.x < words ? level_words[index[r]] : 0;
 #pragma unroll
       for (int r = 0; r < per_thread; ++r) {
-        const std::uint64_t j = base + r * Threads + threadIdx.x;
+        const std::uint64_t j = base + r * parallel_new_threads + threadIdx.x;
         if (j - threadIdx.x >= words) break;  // the same in every thread
         unsigned at = 0, total = 0;
         scan(temp).ExclusiveSum(static_cast<unsigned>(arch::popc(word[r])), at, total);
@@ -164,7 +155,7 @@ __device__ std::uint64_t list_lowest_free_blocks(const heap_view& h, std::uint32
     std::swap(in, out);
     __syncthreads();  // this level's words, written by all, are read by all at the next
   }
-  if (words > 0) take_range(h, t, list[0], std::uint64_t{list[words - 1]} + 1, false, threadIdx.x, Threads);
+  if (words > 0) take_range(h, t, list[0], std::uint64_t{list[words - 1]} + 1, false, threadIdx.x, parallel_new_threads);
   return words;
 }
 
@@ -175,7 +166,7 @@ __device__ std::uint64_t list_lowest_free_blocks(const heap_view& h, std::uint32
 /// `h` is the heap's view as a parameter (no load before the work can start); list_lowest_free_
 /// blocks, which indexes its layout at run time, gets `view` (the same in device memory).
 template <class T, std::uint32_t Capacity, class Pack>
-__global__ void __launch_bounds__(parallel_new_one_block_threads)
+__global__ void __launch_bounds__(parallel_new_threads)
     parallel_new_one_block_kernel(heap_view h, const heap_view* view, std::uint32_t t, std::uint64_t n,
                                   parallel_new_scratch s, Pack arguments) {
   __shared__ unsigned long long fresh;
@@ -191,20 +182,15 @@ __global__ void __launch_bounds__(parallel_new_one_block_threads)
   const bool consecutive = free == static_cast<long long>(h.blocks - fresh);
   const std::uint64_t opened =
       consecutive ? (needed < static_cast<std::uint64_t>(free) ? needed : free)
-                  : list_lowest_free_blocks<parallel_new_one_block_threads>(*view, t, needed, s.list,
-                                                                            reinterpret_cast<std::uint32_t*>(s.word_offsets));
-  if (consecutive)
-    open_fresh_range(h, t, fresh, fresh + opened, range_rank<parallel_new_one_block_threads>(),
-                     parallel_new_one_block_threads);
+                  : list_lowest_free_blocks(*view, t, needed, s.list, reinterpret_cast<std::uint32_t*>(s.word_offsets));
+  if (consecutive) open_fresh_range(h, t, fresh, fresh + opened, range_rank(), parallel_new_threads);
   const std::uint64_t made = n < opened * Capacity ? n : opened * Capacity;
   if (threadIdx.x == 0)  // it read them itself; the list, after the listing's barrier
     count_opened_blocks(h, t, n, made, opened,
                         consecutive ? fresh + opened : opened > 0 ? s.list[opened - 1] + 1ull : 0ull);
   const construct_listed<T, Capacity, Pack> construct{h.data, h.block_bytes, t, s.list, arguments};
-  constexpr std::uint64_t tile_size = std::uint64_t{parallel_new_one_block_threads} * parallel_new_objects_per_thread;
-  for (std::uint64_t tile = 0; tile < made; tile += tile_size)
-    make_tile<std::uint32_t, parallel_new_one_block_threads>(h, h.headers, construct, t, n, made, tile, consecutive,
-                                                             fresh);
+  for (std::uint64_t tile = 0; tile < made; tile += parallel_new_objects_per_block)
+    make_tile<std::uint32_t>(h, h.headers, construct, t, n, made, tile, consecutive, fresh);
 }
 
 /// parallel_new of up to parallel_new_one_launch_blocks blocks into a heap that the runtime
@@ -252,7 +238,7 @@ __global__ void __launch_bounds__(parallel_new_threads, 8)
       open_fresh_range(h, t, fresh + first_block_of_tile<Capacity>(tile),
                        fresh + first_block_of_tile<Capacity>(end_of_tile(made, tile)), range_rank(),
                        parallel_new_threads);
-      make_tile<std::uint32_t, parallel_new_threads>(h, h.headers, construct, t, n, made, tile, true, fresh);
+      make_tile<std::uint32_t>(h, h.headers, construct, t, n, made, tile, true, fresh);
     }
     if (threadIdx.x == 0 && my_ticket == gridDim.x - 1) count_opened_blocks(h, t, n, made, opened, fresh + opened);
     return;
@@ -261,8 +247,8 @@ __global__ void __launch_bounds__(parallel_new_threads, 8)
   __syncthreads();
   const bool last = ticket == gridDim.x - 1;
   if (ticket == 0) {
-    const std::uint64_t opened = list_lowest_free_blocks<parallel_new_threads>(
-        *view, t, needed, s.list, reinterpret_cast<std::uint32_t*>(s.word_offsets));
+    const std::uint64_t opened =
+        list_lowest_free_blocks(*view, t, needed, s.list, reinterpret_cast<std::uint32_t*>(s.word_offsets));
     if (threadIdx.x == 0) {
       listed = opened;
       s.plan->opened = opened;
@@ -277,7 +263,7 @@ __global__ void __launch_bounds__(parallel_new_threads, 8)
   const std::uint64_t opened = listed;
   const std::uint64_t made = n < opened * Capacity ? n : opened * Capacity;
   if (last && threadIdx.x == 0) count_opened_blocks(h, t, n, made, opened, opened > 0 ? s.list[opened - 1] + 1ull : 0ull);
-  if (tile < made) make_tile<std::uint32_t, parallel_new_threads>(h, h.headers, construct, t, n, made, tile, false, 0);
+  if (tile < made) make_tile<std::uint32_t>(h, h.headers, construct, t, n, made, tile, false, 0);
 }
 
 /// Launch 1 of two (cooperative; it decides, and among blocks in use lists them): when the free
@@ -412,13 +398,13 @@ __global__ void __launch_bounds__(parallel_new_threads, 8)
       arch::add_relaxed(free_block_count(*view), -static_cast<long long>(opened));
       arch::store_relaxed(fresh_from(*view), static_cast<unsigned long long>(first + opened));
     }
-    make_tile<std::uint64_t, parallel_new_threads>(*view, headers, construct, t, n, made, tile, true, first);
+    make_tile<std::uint64_t>(*view, headers, construct, t, n, made, tile, true, first);
     return;
   }
   const std::uint64_t used = (made + Capacity - 1) / Capacity;
   const std::uint32_t lowest = list[0];
   const bool consecutive = list[used - 1] - lowest == used - 1;
-  make_tile<std::uint64_t, parallel_new_threads>(*view, headers, construct, t, n, made, tile, consecutive, lowest);
+  make_tile<std::uint64_t>(*view, headers, construct, t, n, made, tile, consecutive, lowest);
 }
 
 /// A name for a launch of parallel_new_tiles_kernel, for its `ready`: unique in the process, so
@@ -441,8 +427,8 @@ void parallel_new(const heap_view& h, const void* context, std::uint32_t t, std:
   // stack.
   const auto* view = static_cast<const heap_view*>(context);
   if (n <= parallel_new_one_block_objects) {
-    arch::launch_dependent(parallel_new_one_block_kernel<T, Capacity, Pack>, 1, parallel_new_one_block_threads, nullptr,
-                           h, view, t, n, s, arguments);
+    arch::launch_dependent(parallel_new_one_block_kernel<T, Capacity, Pack>, 1, parallel_new_threads, nullptr, h, view,
+                           t, n, s, arguments);
     return;
   }
   const std::uint64_t tiles = (n + parallel_new_objects_per_block - 1) / parallel_new_objects_per_block;
