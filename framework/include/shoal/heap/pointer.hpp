@@ -30,6 +30,9 @@ inline constexpr std::uint64_t block_alignment = std::uint64_t{1} << proxy_bits;
 inline constexpr std::uint64_t block_address_mask =
     ((std::uint64_t{1} << address_bits) - 1) & ~(block_alignment - 1);
 
+/// The block address is masked although it fits (47 bits, 256-aligned): the compiler then knows
+/// every bit above it, so a field access right after (a constructor's) folds the decoded capacity
+/// and slot into constants instead of recomputing the field's offset from the pointer.
 SHOAL_HD SHOAL_FORCEINLINE std::uint64_t encode_pointer(const void* block, std::uint32_t slot,
                                                        std::uint32_t capacity, std::uint32_t type) {
   return (reinterpret_cast<std::uintptr_t>(block) & block_address_mask) | (std::uint64_t{slot} << slot_shift) |
