@@ -38,7 +38,7 @@ inline constexpr std::uint64_t parallel_new_one_launch_blocks = 16384;
 __device__ inline std::uint64_t range_rank() { return (threadIdx.x + parallel_new_threads / 2) % parallel_new_threads; }
 
 /// The end of the tile that starts at object `tile`, of the `made` objects.
-template <class Index = std::uint64_t>
+template <class Index>
 __device__ Index end_of_tile(Index made, Index tile) {
   return made - tile < parallel_new_objects_per_block ? made : tile + static_cast<Index>(parallel_new_objects_per_block);
 }
@@ -70,7 +70,7 @@ __device__ void make_tile(const heap_view& h, block_header* headers, const const
                           std::uint32_t t, std::uint64_t n, std::uint64_t all_made, std::uint64_t tile_start,
                           bool computed, std::uint64_t first) {
   const auto made = static_cast<Index>(all_made), tile = static_cast<Index>(tile_start);
-  const Index tile_end = end_of_tile<Index>(made, tile);
+  const Index tile_end = end_of_tile(made, tile);
   const auto lowest = static_cast<Index>(first);  // a block index (below 2^32)
   for (Index k = first_block_of_tile<Capacity, Index>(tile) + threadIdx.x; k * Capacity < tile_end; k += blockDim.x) {
     const std::uint64_t b = computed ? lowest + k : construct.list[k];
@@ -380,7 +380,7 @@ __global__ void __launch_bounds__(parallel_new_threads, 8)
 /// updates the counters (launch 1's thread blocks all read them, with no barrier between). Else
 /// the blocks are listed; when the list has no gap (its ends `used - 1` apart: it is increasing)
 /// the block is computed, not read.
-template <class T, std::uint32_t Capacity, class Pack>
+template <class Index, class T, std::uint32_t Capacity, class Pack>
 __global__ void __launch_bounds__(parallel_new_threads, 8)
     parallel_new_make_kernel(const heap_view* view, std::byte* data, std::uint64_t block_bytes,
                              block_header* headers, std::uint32_t t, std::uint64_t n, const parallel_new_plan* plan,
@@ -398,13 +398,13 @@ __global__ void __launch_bounds__(parallel_new_threads, 8)
       arch::add_relaxed(free_block_count(*view), -static_cast<long long>(opened));
       arch::store_relaxed(fresh_from(*view), static_cast<unsigned long long>(first + opened));
     }
-    make_tile<std::uint64_t>(*view, headers, construct, t, n, made, tile, true, first);
+    make_tile<Index>(*view, headers, construct, t, n, made, tile, true, first);
     return;
   }
   const std::uint64_t used = (made + Capacity - 1) / Capacity;
   const std::uint32_t lowest = list[0];
   const bool consecutive = list[used - 1] - lowest == used - 1;
-  make_tile<std::uint64_t>(*view, headers, construct, t, n, made, tile, consecutive, lowest);
+  make_tile<Index>(*view, headers, construct, t, n, made, tile, consecutive, lowest);
 }
 
 /// A name for a launch of parallel_new_tiles_kernel, for its `ready`: unique in the process, so
@@ -431,9 +431,9 @@ void parallel_new(const heap_view& h, const void* context, std::uint32_t t, std:
                            t, n, s, arguments);
     return;
   }
-  const std::uint64_t tiles = (n + parallel_new_objects_per_block - 1) / parallel_new_objects_per_block;
+  const auto tiles = static_cast<unsigned>((n + parallel_new_objects_per_block - 1) / parallel_new_objects_per_block);
   if (believed_fresh && (n + Capacity - 1) / Capacity <= parallel_new_one_launch_blocks) {
-    arch::launch_dependent(parallel_new_tiles_kernel<T, Capacity, Pack>, static_cast<unsigned>(tiles),
+    arch::launch_dependent(parallel_new_tiles_kernel<T, Capacity, Pack>, tiles,
                            parallel_new_threads, nullptr, h, view, t, n, s, next_parallel_new_launch(), arguments);
     return;
   }
@@ -445,9 +445,14 @@ void parallel_new(const heap_view& h, const void* context, std::uint32_t t, std:
   const std::uint64_t want = (items + parallel_new_threads - 1) / parallel_new_threads;
   const auto grid = static_cast<unsigned>(std::min<std::uint64_t>({want, resident, s.max_chunks}));
   arch::launch_cooperative(plan, grid, parallel_new_threads, nullptr, h, t, n, s);
-  arch::launch_dependent(parallel_new_make_kernel<T, Capacity, Pack>, static_cast<unsigned>(tiles),
-                         parallel_new_threads, nullptr, view, h.data, h.block_bytes, h.headers, t, n, s.plan, s.list,
-                         arguments);
+  // 32-bit indices wherever they cannot wrap (the last tile's end included): fewer instructions
+  // and registers a thread (this launch has 32, and spilled with 64-bit indices).
+  if (n <= std::uint64_t{UINT32_MAX} - parallel_new_objects_per_block)
+    arch::launch_dependent(parallel_new_make_kernel<std::uint32_t, T, Capacity, Pack>, tiles, parallel_new_threads,
+                           nullptr, view, h.data, h.block_bytes, h.headers, t, n, s.plan, s.list, arguments);
+  else
+    arch::launch_dependent(parallel_new_make_kernel<std::uint64_t, T, Capacity, Pack>, tiles, parallel_new_threads,
+                           nullptr, view, h.data, h.block_bytes, h.headers, t, n, s.plan, s.list, arguments);
 }
 
 }  // namespace shoal::detail

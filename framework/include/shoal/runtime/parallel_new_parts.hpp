@@ -100,37 +100,48 @@ struct parallel_new_scratch {
 /// Range updates of the bitmaps for blocks [from, to): cleared in the free bitmap, where every
 /// free block below `from` is being taken too (by other threads of the same launch, with ranges
 /// that end where this one starts), and, if `allocated_too`, set in t's allocated bitmap. Every
-/// word of the range at every level takes one relaxed reduction that nothing waits for.
+/// word of the range at every level takes one relaxed reduction that nothing waits for (the
+/// words and masks of bitmap_ref::set_range_word / clear_range_word).
 /// Each level of each bitmap is a part with threads of its own, so that the lanes of a warp
 /// update the levels side by side: thread `rank` takes part rank % 16 and, of its words, those
 /// rank / 16, + threads / 16, … (16 ≥ 2 × max_levels parts, a power of two: no division). With
 /// fewer than 16 threads, as on the cpu backend, a thread takes parts rank, rank + threads, …,
-/// whole. One thread walking every level of both bitmaps in turn, a chain of some 400 dependent
-/// instructions, took 1,400 cycles (0.8 µs) on the H100: most of what parallel_new of 10^3
-/// objects took beyond a plain initialisation.
-/// The levels are addressed through offset_of, not the layout's arrays: indexing those at run
-/// time copied the layout to every thread's stack (6 instead of 16 µs at 10^8 objects).
+/// whole. The arithmetic is 32-bit (block indices are below 2^32) and levels are addressed
+/// through offset_of, not the layout's arrays (indexing those at run time copied the layout to
+/// every thread's stack: 16 instead of 6 µs at 10^8 objects). On the H100 one thread walking
+/// every level of both bitmaps in turn, 64-bit, took about 1,400 cycles (0.8 µs): most of what
+/// parallel_new of 10^3 objects took beyond a plain initialisation; and its registers spilled in
+/// launches of 32 registers a thread.
 SHOAL_DEVICE inline void take_range(const heap_view& h, std::uint32_t t, std::uint64_t from, std::uint64_t to,
                                     bool allocated_too, std::uint64_t rank, std::uint64_t threads) {
-  constexpr std::uint64_t stride = 16;
+  constexpr std::uint32_t stride = 16;
   static_assert(stride >= 2 * bitmap_layout::max_levels);
   if (to <= from) return;
-  const auto levels = static_cast<std::uint64_t>(h.layout.levels);
-  const std::uint64_t parts = allocated_too ? 2 * levels : levels;
-  const bool own = threads >= stride;  // each part has threads of its own
-  const std::uint64_t per_part = own ? threads / stride : 1;
-  if (own && (rank % stride >= parts || rank >= per_part * stride)) return;  // spare
-  const bitmap_ref free = h.free_blocks(), allocated = h.allocated(t);
-  for (std::uint64_t part = own ? rank % stride : rank; part < parts; part += own ? parts : threads) {
+  const auto first_bit = static_cast<std::uint32_t>(from), last_bit = static_cast<std::uint32_t>(to - 1);
+  const auto r = static_cast<std::uint32_t>(rank), n = static_cast<std::uint32_t>(threads);
+  const bool to_end = to >= h.layout.bits;  // the range ends at the last bit
+  const auto levels = static_cast<std::uint32_t>(h.layout.levels);
+  const std::uint32_t parts = allocated_too ? 2 * levels : levels;
+  const bool own = n >= stride;  // each part has threads of its own
+  const std::uint32_t per_part = own ? n / stride : 1;
+  if (own && (r % stride >= parts || r >= per_part * stride)) return;  // spare
+  for (std::uint32_t part = own ? r % stride : r; part < parts; part += own ? parts : n) {
     const bool free_part = part < levels;
     const auto level = static_cast<int>(free_part ? part : part - levels);
-    std::uint64_t first = 0, last = 0;
-    free.range_words(level, from, to, first, last);
-    for (std::uint64_t w = first + (own ? rank / stride : 0); w <= last; w += per_part) {
-      if (free_part)
-        free.clear_range_word(level, w, from, to);
-      else
-        allocated.set_range_word(level, w, from, to);
+    const int shift = 6 * level;  // log2 of the bits under one bit of `level` (at most 30)
+    // The bits of `level` that the range touches: lo … hi. Set: all of them. Cleared: those
+    // whose bits below all lie in the range (or past the end), as no bit below `from` is set.
+    const std::uint32_t lo = first_bit >> shift, hi = last_bit >> shift;
+    const std::uint32_t end = free_part && !to_end ? static_cast<std::uint32_t>(to >> shift) : hi + 1;
+    std::uint64_t* words = h.bitmap_words + (free_part ? 0 : (1 + t) * h.layout.total_words) + h.layout.offset_of(level);
+    for (std::uint32_t w = (lo >> 6) + (own ? r / stride : 0); w <= hi >> 6; w += per_part) {
+      const std::uint32_t base = w * 64;
+      const std::uint32_t a = lo > base ? lo - base : 0, b = end > base ? end - base : 0;
+      const std::uint64_t mask = a >= b ? 0 : low_bits(b) & ~low_bits(a);
+      if (!free_part)
+        arch::or_relaxed(words[w], mask);
+      else if (mask != 0)
+        arch::and_relaxed(words[w], ~mask);
     }
   }
 }

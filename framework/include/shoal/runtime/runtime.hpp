@@ -69,9 +69,9 @@ class runtime {
     // The most blocks that fit, by bisection (total() grows with m; a search step by step from
     // an estimate took 2^41 steps for a heap of 2^60 bytes).
     std::uint64_t m = 0;
-    // The block bitmaps hold at most bitmap_layout::max_bits blocks (2^36: far beyond any GPU).
-    const std::uint64_t most = std::min<std::uint64_t>(heap_bytes / (bb + block_extra_bytes),
-                                                       bitmap_layout::max_bits - 1);
+    // Block indices are 32-bit (the do-all list, parallel_new's arithmetic): below 2^32 blocks,
+    // a heap of over a TiB (the block bitmaps would hold 2^36).
+    const std::uint64_t most = std::min<std::uint64_t>(heap_bytes / (bb + block_extra_bytes), UINT32_MAX);
     for (std::uint64_t hi = most + 1; m + 1 < hi;) {
       const std::uint64_t mid = m + (hi - m) / 2;
       (total(mid) <= heap_bytes ? m : hi) = mid;
