@@ -52,11 +52,13 @@ __device__ Index first_block_of_tile(Index tile) {
 /// on, of the `made`. First the blocks that start among them are opened, a thread each, headers
 /// side by side (the last block's spare slots offered); then the objects are made, 8 a thread,
 /// as a plain array is initialised. The k-th block is `first` + k when `computed`, else list[k].
-/// `Index` is the type of object and block indices: std::uint32_t where the launch makes fewer
-/// than 2^32 objects (the one-launch ways: at most 16,384 blocks), which halves the instructions
-/// of each object's indexing (and of a constructor's arithmetic on its index, which the compiler
-/// then knows to be below 2^32). A thread block runs these instructions one dependent on the next,
-/// a few cycles each: at 10^3 objects they, not the stores, set the time.
+/// `Index` is the type of object and block indices: std::uint32_t wherever the launch makes fewer
+/// than 2^32 objects (always, but for the making launch of over 2^32 - 2048), which halves the
+/// instructions of each object's indexing (and of a constructor's arithmetic on its index, which
+/// the compiler then knows to be below 2^32) and the registers. A thread block runs these
+/// instructions one dependent on the next, a few cycles each: at 10^3 objects they, not the
+/// stores, set the time; at 10^8 the making launch (32 registers a thread) no longer spills:
+/// 295 → 263 µs on the H100, against 278 for the plain initialisation.
 ///
 /// Measured on the H100 at 10^8 fresh objects (a plain initialisation of two arrays: 248 µs):
 ///   - a persistent grid making a fixed share per thread: 296 µs, the memory system serving its
