@@ -558,10 +558,11 @@ TEST(ParallelNew, FewObjectsMoreThanFitFillWhatIsFreeAndReportTheRest) {
 }
 
 // Into a heap that the runtime believes fresh (nothing but parallel_new ran on it since it was
-// cleared), more than one thread block's objects and up to 16,384 blocks are one launch of a
-// thread block per tile on cuda. Device code that the runtime did not launch (a kernel given
-// rt.device_view()) can make the belief wrong; parallel_new checks it, and still fills the lowest
-// free blocks. More than fit: the rest is reported.
+// cleared), up to 16,384 objects are one launch of one thread block of 1024 threads on cuda, and
+// more, up to 16,384 blocks, one launch of a thread block per tile. Device code that the runtime
+// did not launch (a kernel given rt.device_view()) can make the belief wrong; parallel_new checks
+// it, and still fills the lowest free blocks, in either launch. More than fit: the rest is
+// reported.
 TEST(ParallelNew, BelievedFreshHeapsFillTheLowestFreeBlocksEvenWhenTheBeliefIsWrong) {
   SHOAL_REQUIRE_DEVICE();
   DoAllRuntime rt(std::size_t{4} << 20);
@@ -581,32 +582,34 @@ TEST(ParallelNew, BelievedFreshHeapsFillTheLowestFreeBlocksEvenWhenTheBeliefIsWr
   EXPECT_EQ(rt.stats().live(), blocks * walker_cap);
   EXPECT_EQ(rt.verify(), "");
 
-  rt.clear();  // believed fresh again
   const std::uint64_t walker_blocks = blocks / 4, walkers = walker_blocks * walker_cap;
-  rt.parallel_new<Walker>(walkers);
-  // Blocks 3 and 40 emptied by kernels of our own: the runtime still believes the heap fresh.
-  arch::device_buffer<Walker*> table(walkers);
-  table_walkers_unseen(rt, table.data());
-  destroy_walker_block_unseen(rt, table.data(), 3, walker_cap);
-  destroy_walker_block_unseen(rt, table.data(), 40, walker_cap);
-  arch::synchronize();
-  ASSERT_EQ(rt.verify(), "");
-  const std::uint64_t n = (16384 / runner_cap + 3) * runner_cap + 1;
-  ASSERT_LE((n + runner_cap - 1) / runner_cap, rt.stats().free_blocks);
-  rt.parallel_new<Runner>(n);
-  arch::device_buffer<unsigned long long> places(n);
-  rt.parallel_do<&Runner::record_place>(places.data());
-  rt.synchronize();
-  EXPECT_EQ(rt.verify(), "");
-  const auto rp = places.download();
-  expect_parallel_new_places(rp, runner_cap);
-  const auto data = reinterpret_cast<std::uint64_t>(rt.view().data);
-  const auto block_of = [&](unsigned long long place) { return ((place >> 8) - data) / block_bytes; };
-  EXPECT_EQ(block_of(rp[0]), 3u) << "the lowest free block first";
-  EXPECT_EQ(block_of(rp[runner_cap]), 40u);
-  for (std::uint64_t j = 2; j * runner_cap < n; ++j)
-    ASSERT_EQ(block_of(rp[j * runner_cap]), walker_blocks + j - 2) << "runner block " << j;
-  EXPECT_EQ(rt.stats().live(), walkers - 2 * walker_cap + n);
+  for (const std::uint64_t n : {3 * runner_cap + 1, (16384 / runner_cap + 3) * runner_cap + 1}) {
+    SCOPED_TRACE(n <= 16384 ? "one thread block" : "a thread block per tile");
+    rt.clear();  // believed fresh again
+    rt.parallel_new<Walker>(walkers);
+    // Blocks 3 and 40 emptied by kernels of our own: the runtime still believes the heap fresh.
+    arch::device_buffer<Walker*> table(walkers);
+    table_walkers_unseen(rt, table.data());
+    destroy_walker_block_unseen(rt, table.data(), 3, walker_cap);
+    destroy_walker_block_unseen(rt, table.data(), 40, walker_cap);
+    arch::synchronize();
+    ASSERT_EQ(rt.verify(), "");
+    ASSERT_LE((n + runner_cap - 1) / runner_cap, rt.stats().free_blocks);
+    rt.parallel_new<Runner>(n);
+    arch::device_buffer<unsigned long long> places(n);
+    rt.parallel_do<&Runner::record_place>(places.data());
+    rt.synchronize();
+    EXPECT_EQ(rt.verify(), "");
+    const auto rp = places.download();
+    expect_parallel_new_places(rp, runner_cap);
+    const auto data = reinterpret_cast<std::uint64_t>(rt.view().data);
+    const auto block_of = [&](unsigned long long place) { return ((place >> 8) - data) / block_bytes; };
+    EXPECT_EQ(block_of(rp[0]), 3u) << "the lowest free block first";
+    EXPECT_EQ(block_of(rp[runner_cap]), 40u);
+    for (std::uint64_t j = 2; j * runner_cap < n; ++j)
+      ASSERT_EQ(block_of(rp[j * runner_cap]), walker_blocks + j - 2) << "runner block " << j;
+    EXPECT_EQ(rt.stats().live(), walkers - 2 * walker_cap + n);
+  }
 }
 
 std::uint64_t count_with_device_do(DoAllRuntime& rt) {

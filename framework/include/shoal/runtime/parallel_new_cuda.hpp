@@ -28,19 +28,27 @@ inline constexpr std::uint64_t parallel_new_objects_per_block =
 /// Up to this many objects, parallel_new is one launch of one thread block (8 tiles: 64 objects
 /// a thread, some 130 KB for small objects, about a µs of one processor's stores).
 inline constexpr std::uint64_t parallel_new_one_block_objects = 8 * parallel_new_objects_per_block;
+/// ... whose one thread block has this many threads when the runtime believes the heap fresh:
+/// each thread's objects are a chain of dependent instructions, so fewer objects a thread is
+/// less time (10^3 objects 8.87 → 8.4 µs on the H100). Not otherwise: listing among used blocks
+/// with block-wide prefix sums over 4× the threads took 17.1 against 13.9 µs.
+inline constexpr int parallel_new_one_block_fresh_threads = 1024;
 /// Up to this many blocks into a heap believed fresh, parallel_new is one launch of a thread
 /// block per tile (parallel_new_tiles_kernel): 10^6 objects of 8 bytes, 489 tiles. Every
 /// thread block takes a ticket from one counter; 10^8 objects would be 48,828 atomics on it.
 inline constexpr std::uint64_t parallel_new_one_launch_blocks = 16384;
 
-/// The rank in take_range of thread `threadIdx.x` of a thread block that then makes a tile: the
-/// bitmap levels go to the middle warp, as the first warp opens the tile's blocks (make_tile).
-__device__ inline std::uint64_t range_rank() { return (threadIdx.x + parallel_new_threads / 2) % parallel_new_threads; }
+/// The rank in take_range of thread `threadIdx.x` of a thread block of `Threads` that then makes
+/// a tile: the bitmap levels go to the middle warp, as the first warp opens the tile's blocks.
+template <int Threads = parallel_new_threads>
+__device__ std::uint64_t range_rank() { return (threadIdx.x + Threads / 2) % Threads; }
 
-/// The end of the tile that starts at object `tile`, of the `made` objects.
-template <class Index>
+/// The end of the tile that starts at object `tile`, of the `made` objects (tiles of `Threads` ×
+/// parallel_new_objects_per_thread objects).
+template <int Threads = parallel_new_threads, class Index>
 __device__ Index end_of_tile(Index made, Index tile) {
-  return made - tile < parallel_new_objects_per_block ? made : tile + static_cast<Index>(parallel_new_objects_per_block);
+  constexpr Index size = Index{Threads} * parallel_new_objects_per_thread;
+  return made - tile < size ? made : tile + size;
 }
 /// The first block that starts in the tile that starts at object `tile`, in the order of opening.
 template <std::uint32_t Capacity, class Index = std::uint64_t>
@@ -48,8 +56,8 @@ __device__ Index first_block_of_tile(Index tile) {
   return (tile + Capacity - 1) / Capacity;
 }
 
-/// Makes the objects of one tile: those from `tile` (a multiple of parallel_new_objects_per_block)
-/// on, of the `made`. First the blocks that start among them are opened, a thread each, headers
+/// Makes the objects of one tile, `Threads` threads: those from `tile` (a multiple of the tile's
+/// size, Threads × parallel_new_objects_per_thread) on, of the `made`. First the blocks that start among them are opened, a thread each, headers
 /// side by side (the last block's spare slots offered); then the objects are made, 8 a thread,
 /// as a plain array is initialised. The k-th block is `first` + k when `computed`, else list[k].
 /// `Index` is the type of object and block indices: std::uint32_t wherever the launch makes fewer
@@ -67,12 +75,12 @@ __device__ Index first_block_of_tile(Index tile) {
 ///   - a thread per object: 790 µs, each short-lived thread block waiting on its loads of the plan;
 ///   - 8 objects a thread, the thread of a block's first object writing its header: 380 µs;
 ///     headers first, side by side: 316 µs; and the loop unrolled: 301 µs.
-template <class Index, class T, std::uint32_t Capacity, class Pack>
+template <class Index, int Threads = parallel_new_threads, class T, std::uint32_t Capacity, class Pack>
 __device__ void make_tile(const heap_view& h, block_header* headers, const construct_listed<T, Capacity, Pack>& construct,
                           std::uint32_t t, std::uint64_t n, std::uint64_t all_made, std::uint64_t tile_start,
                           bool computed, std::uint64_t first) {
   const auto made = static_cast<Index>(all_made), tile = static_cast<Index>(tile_start);
-  const Index tile_end = end_of_tile(made, tile);
+  const Index tile_end = end_of_tile<Threads>(made, tile);
   const auto lowest = static_cast<Index>(first);  // a block index (below 2^32)
   for (Index k = first_block_of_tile<Capacity, Index>(tile) + threadIdx.x; k * Capacity < tile_end; k += blockDim.x) {
     const std::uint64_t b = computed ? lowest + k : construct.list[k];
@@ -81,7 +89,7 @@ __device__ void make_tile(const heap_view& h, block_header* headers, const const
   }
 #pragma unroll
   for (std::uint32_t j = 0; j < parallel_new_objects_per_thread; ++j) {
-    const Index i = tile + j * parallel_new_threads + threadIdx.x;
+    const Index i = tile + j * Threads + threadIdx.x;
     if (i < tile_end) {
       const Index k = i / Capacity;
       construct.at(i, static_cast<std::uint32_t>(computed ? lowest + k : construct.list[k]),
@@ -110,10 +118,11 @@ __device__ inline void count_opened_blocks(const heap_view& h, std::uint32_t t, 
 /// The bitmaps change with reductions that nothing waits for: in the free bitmap every free
 /// block from the lowest to the highest listed one is taken, which is a range (take_range); in
 /// t's allocated bitmap each leaf word's bits and the bits above them are set (mark_bits).
-__device__ inline std::uint64_t list_lowest_free_blocks(const heap_view& h, std::uint32_t t, std::uint64_t k,
-                                                        std::uint32_t* list, std::uint32_t* spare) {
+template <int Threads = parallel_new_threads>
+__device__ std::uint64_t list_lowest_free_blocks(const heap_view& h, std::uint32_t t, std::uint64_t k,
+                                                 std::uint32_t* list, std::uint32_t* spare) {
   constexpr int per_thread = 4;
-  using scan = cub::BlockScan<unsigned, parallel_new_threads>;
+  using scan = cub::BlockScan<unsigned, Threads>;
   __shared__ typename scan::TempStorage temp;
   const int top = h.layout.top();
   std::uint32_t* in = top % 2 == 0 ? spare : list;
@@ -126,19 +135,19 @@ __device__ inline std::uint64_t list_lowest_free_blocks(const heap_view& h, std:
     // of the layout, which indexing at run time would put on the stack.
     const std::uint64_t* level_words = h.bitmap_words + h.layout.offset[level];
     std::uint64_t found = 0;  // set bits in the words read so far (the same in every thread)
-    for (std::uint64_t base = 0; base < words && found < k; base += per_thread * parallel_new_threads) {
+    for (std::uint64_t base = 0; base < words && found < k; base += per_thread * Threads) {
       std::uint32_t index[per_thread];
       std::uint64_t word[per_thread];
 #pragma unroll
       for (int r = 0; r < per_thread; ++r) {  // every load issued before any is waited for
-        const std::uint64_t j = base + r * parallel_new_threads + threadIdx.x;
+        const std::uint64_t j = base + r * Threads + threadIdx.x;
         index[r] = j < words ? in[j] : 0;
       }
 #pragma unroll
-      for (int r = 0; r < per_thread; ++r) word[r] = base + r * parallel_new_threads + threadIdx.x < words ? level_words[index[r]] : 0;
+      for (int r = 0; r < per_thread; ++r) word[r] = base + r * Threads + threadIdx.x < words ? level_words[index[r]] : 0;
 #pragma unroll
       for (int r = 0; r < per_thread; ++r) {
-        const std::uint64_t j = base + r * parallel_new_threads + threadIdx.x;
+        const std::uint64_t j = base + r * Threads + threadIdx.x;
         if (j - threadIdx.x >= words) break;  // the same in every thread
         unsigned at = 0, total = 0;
         scan(temp).ExclusiveSum(static_cast<unsigned>(arch::popc(word[r])), at, total);
@@ -157,18 +166,18 @@ __device__ inline std::uint64_t list_lowest_free_blocks(const heap_view& h, std:
     std::swap(in, out);
     __syncthreads();  // this level's words, written by all, are read by all at the next
   }
-  if (words > 0) take_range(h, t, list[0], std::uint64_t{list[words - 1]} + 1, false, threadIdx.x, parallel_new_threads);
+  if (words > 0) take_range(h, t, list[0], std::uint64_t{list[words - 1]} + 1, false, threadIdx.x, Threads);
   return words;
 }
 
-/// parallel_new of up to parallel_new_one_block_objects objects: one launch of one thread block,
-/// which finds the blocks and makes the objects, tile after tile. Two launches cost 13.6 µs for
+/// parallel_new of up to parallel_new_one_block_objects objects: one launch of one thread block of
+/// `Threads`, which finds the blocks and makes the objects, tile after tile. Two launches cost 13.6 µs for
 /// 10^3 objects on the H100, against 7.0 for a plain initialisation of their fields; this launch
 /// 8.9 (against 6.7 in that run).
 /// `h` is the heap's view as a parameter (no load before the work can start); list_lowest_free_
 /// blocks, which indexes its layout at run time, gets `view` (the same in device memory).
-template <class T, std::uint32_t Capacity, class Pack>
-__global__ void __launch_bounds__(parallel_new_threads)
+template <int Threads, class T, std::uint32_t Capacity, class Pack>
+__global__ void __launch_bounds__(Threads)
     parallel_new_one_block_kernel(heap_view h, const heap_view* view, std::uint32_t t, std::uint64_t n,
                                   parallel_new_scratch s, Pack arguments) {
   __shared__ unsigned long long fresh;
@@ -184,15 +193,16 @@ __global__ void __launch_bounds__(parallel_new_threads)
   const bool consecutive = free == static_cast<long long>(h.blocks - fresh);
   const std::uint64_t opened =
       consecutive ? (needed < static_cast<std::uint64_t>(free) ? needed : free)
-                  : list_lowest_free_blocks(*view, t, needed, s.list, reinterpret_cast<std::uint32_t*>(s.word_offsets));
-  if (consecutive) open_fresh_range(h, t, fresh, fresh + opened, range_rank(), parallel_new_threads);
+                  : list_lowest_free_blocks<Threads>(*view, t, needed, s.list,
+                                                     reinterpret_cast<std::uint32_t*>(s.word_offsets));
+  if (consecutive) open_fresh_range(h, t, fresh, fresh + opened, range_rank<Threads>(), Threads);
   const std::uint64_t made = n < opened * Capacity ? n : opened * Capacity;
   if (threadIdx.x == 0)  // it read them itself; the list, after the listing's barrier
     count_opened_blocks(h, t, n, made, opened,
                         consecutive ? fresh + opened : opened > 0 ? s.list[opened - 1] + 1ull : 0ull);
   const construct_listed<T, Capacity, Pack> construct{h.data, h.block_bytes, t, s.list, arguments};
-  for (std::uint64_t tile = 0; tile < made; tile += parallel_new_objects_per_block)
-    make_tile<std::uint32_t>(h, h.headers, construct, t, n, made, tile, consecutive, fresh);
+  for (std::uint64_t tile = 0; tile < made; tile += std::uint64_t{Threads} * parallel_new_objects_per_thread)
+    make_tile<std::uint32_t, Threads>(h, h.headers, construct, t, n, made, tile, consecutive, fresh);
 }
 
 /// parallel_new of up to parallel_new_one_launch_blocks blocks into a heap that the runtime
@@ -429,8 +439,12 @@ void parallel_new(const heap_view& h, const void* context, std::uint32_t t, std:
   // stack.
   const auto* view = static_cast<const heap_view*>(context);
   if (n <= parallel_new_one_block_objects) {
-    arch::launch_dependent(parallel_new_one_block_kernel<T, Capacity, Pack>, 1, parallel_new_threads, nullptr, h, view,
-                           t, n, s, arguments);
+    if (believed_fresh)
+      arch::launch_dependent(parallel_new_one_block_kernel<parallel_new_one_block_fresh_threads, T, Capacity, Pack>, 1,
+                             parallel_new_one_block_fresh_threads, nullptr, h, view, t, n, s, arguments);
+    else
+      arch::launch_dependent(parallel_new_one_block_kernel<parallel_new_threads, T, Capacity, Pack>, 1,
+                             parallel_new_threads, nullptr, h, view, t, n, s, arguments);
     return;
   }
   const auto tiles = static_cast<unsigned>((n + parallel_new_objects_per_block - 1) / parallel_new_objects_per_block);
