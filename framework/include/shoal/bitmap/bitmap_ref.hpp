@@ -27,6 +27,15 @@ SHOAL_HD constexpr std::uint64_t low_bits(std::uint64_t k) {
   return k >= 64 ? ~std::uint64_t{0} : (std::uint64_t{1} << k) - 1;
 }
 
+/// The bits of word w whose indices lie in [lo, hi). `Index` may be 32-bit where the indices
+/// are known to be (parallel_new's take_range: fewer instructions and registers).
+template <class Index>
+SHOAL_HD constexpr std::uint64_t bits_of_word(Index w, Index lo, Index hi) {
+  const Index base = w * 64;
+  const Index a = lo > base ? lo - base : 0, b = hi > base ? hi - base : 0;
+  return a >= b ? 0 : low_bits(b) & ~low_bits(a);
+}
+
 /// Sizes and offsets of the levels of a bitmap of `bits` bits.
 struct bitmap_layout {
   static constexpr int max_levels = 6;  // 64^6 = 2^36 bits
@@ -276,12 +285,6 @@ class bitmap_ref {
 
  private:
   SHOAL_DEVICE std::uint64_t& leaf(std::uint64_t i) const { return level_words(0)[i / 64]; }
-  /// The bits of word w whose indices lie in [lo, hi).
-  SHOAL_HD static std::uint64_t bits_of_word(std::uint64_t w, std::uint64_t lo, std::uint64_t hi) {
-    const std::uint64_t base = w * 64;
-    const std::uint64_t a = lo > base ? lo - base : 0, b = hi > base ? hi - base : 0;
-    return a >= b ? 0 : low_bits(b) & ~low_bits(a);
-  }
 
   // Relaxed: the bulk updates' chains (set_bits, clear_bits), which a barrier publishes.
   template <bool Relaxed = false>

@@ -439,12 +439,11 @@ void parallel_new(const heap_view& h, const void* context, std::uint32_t t, std:
   // stack.
   const auto* view = static_cast<const heap_view*>(context);
   if (n <= parallel_new_one_block_objects) {
-    if (believed_fresh)
-      arch::launch_dependent(parallel_new_one_block_kernel<parallel_new_one_block_fresh_threads, T, Capacity, Pack>, 1,
-                             parallel_new_one_block_fresh_threads, nullptr, h, view, t, n, s, arguments);
-    else
-      arch::launch_dependent(parallel_new_one_block_kernel<parallel_new_threads, T, Capacity, Pack>, 1,
-                             parallel_new_threads, nullptr, h, view, t, n, s, arguments);
+    constexpr int wide = parallel_new_one_block_fresh_threads;
+    const auto kernel = believed_fresh ? parallel_new_one_block_kernel<wide, T, Capacity, Pack>
+                                       : parallel_new_one_block_kernel<parallel_new_threads, T, Capacity, Pack>;
+    arch::launch_dependent(kernel, 1, believed_fresh ? wide : parallel_new_threads, nullptr, h, view, t, n, s,
+                           arguments);
     return;
   }
   const auto tiles = static_cast<unsigned>((n + parallel_new_objects_per_block - 1) / parallel_new_objects_per_block);
@@ -463,12 +462,11 @@ void parallel_new(const heap_view& h, const void* context, std::uint32_t t, std:
   arch::launch_cooperative(plan, grid, parallel_new_threads, nullptr, h, t, n, s);
   // 32-bit indices wherever they cannot wrap (the last tile's end included): fewer instructions
   // and registers a thread (this launch has 32, and spilled with 64-bit indices).
-  if (n <= std::uint64_t{UINT32_MAX} - parallel_new_objects_per_block)
-    arch::launch_dependent(parallel_new_make_kernel<std::uint32_t, T, Capacity, Pack>, tiles, parallel_new_threads,
-                           nullptr, view, h.data, h.block_bytes, h.headers, t, n, s.plan, s.list, arguments);
-  else
-    arch::launch_dependent(parallel_new_make_kernel<std::uint64_t, T, Capacity, Pack>, tiles, parallel_new_threads,
-                           nullptr, view, h.data, h.block_bytes, h.headers, t, n, s.plan, s.list, arguments);
+  const auto make = n <= std::uint64_t{UINT32_MAX} - parallel_new_objects_per_block
+                        ? parallel_new_make_kernel<std::uint32_t, T, Capacity, Pack>
+                        : parallel_new_make_kernel<std::uint64_t, T, Capacity, Pack>;
+  arch::launch_dependent(make, tiles, parallel_new_threads, nullptr, view, h.data, h.block_bytes, h.headers, t, n,
+                         s.plan, s.list, arguments);
 }
 
 }  // namespace shoal::detail

@@ -101,7 +101,7 @@ struct parallel_new_scratch {
 /// free block below `from` is being taken too (by other threads of the same launch, with ranges
 /// that end where this one starts), and, if `allocated_too`, set in t's allocated bitmap. Every
 /// word of the range at every level takes one relaxed reduction that nothing waits for (the
-/// words and masks of bitmap_ref::set_range_word / clear_range_word).
+/// words and masks of bitmap_ref::set_range_word / clear_range_word, in 32 bits).
 /// Each level of each bitmap is a part with threads of its own, so that the lanes of a warp
 /// update the levels side by side: thread `rank` takes part rank % 16 and, of its words, those
 /// rank / 16, + threads / 16, … (16 ≥ 2 × max_levels parts, a power of two: no division). With
@@ -135,9 +135,7 @@ SHOAL_DEVICE inline void take_range(const heap_view& h, std::uint32_t t, std::ui
     const std::uint32_t end = free_part && !to_end ? static_cast<std::uint32_t>(to >> shift) : hi + 1;
     std::uint64_t* words = h.bitmap_words + (free_part ? 0 : (1 + t) * h.layout.total_words) + h.layout.offset_of(level);
     for (std::uint32_t w = (lo >> 6) + (own ? r / stride : 0); w <= hi >> 6; w += per_part) {
-      const std::uint32_t base = w * 64;
-      const std::uint32_t a = lo > base ? lo - base : 0, b = end > base ? end - base : 0;
-      const std::uint64_t mask = a >= b ? 0 : low_bits(b) & ~low_bits(a);
+      const std::uint64_t mask = bits_of_word(w, lo, end);
       if (!free_part)
         arch::or_relaxed(words[w], mask);
       else if (mask != 0)
