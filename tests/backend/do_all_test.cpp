@@ -612,6 +612,66 @@ TEST(ParallelNew, BelievedFreshHeapsFillTheLowestFreeBlocksEvenWhenTheBeliefIsWr
   }
 }
 
+// Taking the last free blocks of a leaf word whose other blocks are in use empties the word, so
+// its bit in the level above must be cleared too, although blocks past the taken ones are not
+// free. Blocks are freed in a full heap so that the taken range ends inside a leaf word followed
+// by used blocks only: the one-launch paths on cuda (one thread block of 256 threads after a
+// do-all the runtime saw, of 1024 when it still believes the heap fresh; a thread block per
+// tile for more than 16,384 objects) list the lowest free blocks, then take a range of them.
+TEST(ParallelNew, TakingTheLastFreeBlocksOfAWordEmptiesItsParentBit) {
+  SHOAL_REQUIRE_DEVICE();
+  DoAllRuntime rt(std::size_t{4} << 20);
+  const std::uint64_t walker_cap = rt.capacity<Walker>(), runner_cap = rt.capacity<Runner>();
+  const std::uint64_t blocks = rt.stats().blocks, block_bytes = rt.stats().block_bytes;
+  const std::uint64_t tiles_blocks = 16384 / runner_cap + 3;  // more than one thread block's objects
+  // A run of tiles_blocks - 1 free blocks that ends 7 blocks into a leaf word.
+  const std::uint64_t run_end = (tiles_blocks + 6 + 63) / 64 * 64 + 7, run_start = run_end - (tiles_blocks - 1);
+  ASSERT_LT(run_end, blocks);
+  struct scenario {
+    const char* name;
+    bool seen;           // freed by a launch of the runtime's (no longer believed fresh)
+    std::uint64_t from;  // freed: block 3 and blocks [from, to)
+    std::uint64_t to;
+  };
+  for (const scenario& c : {scenario{"one thread block, seen", true, 5, 6},
+                            scenario{"one thread block, believed fresh", false, 5, 6},
+                            scenario{"a thread block per tile", false, run_start, run_end}}) {
+    SCOPED_TRACE(c.name);
+    rt.clear();
+    rt.parallel_new<Walker>(blocks * walker_cap);  // every block full
+    arch::device_buffer<Walker*> table(blocks * walker_cap);
+    table_walkers_unseen(rt, table.data());
+    Walker** t = table.data();
+    const std::uint64_t from = c.from;
+    const auto freed = [=] SHOAL_DEVICE(std::size_t i) {
+      const std::uint64_t b = i / walker_cap, block = b == 0 ? 3 : from + b - 1;
+      delete t[block * walker_cap + i % walker_cap];
+    };
+    const std::uint64_t freed_blocks = 1 + c.to - c.from;
+    if (c.seen)
+      rt.launch(freed_blocks * walker_cap, freed);
+    else
+      arch::for_each_index(freed_blocks * walker_cap, freed, rt.device_view());
+    arch::synchronize();
+    ASSERT_EQ(rt.verify(), "");
+    ASSERT_EQ(rt.stats().free_blocks, freed_blocks);
+    const std::uint64_t n = freed_blocks * runner_cap;
+    rt.parallel_new<Runner>(n);
+    rt.synchronize();
+    EXPECT_EQ(rt.verify(), "") << "the free bitmap after taking blocks 3 and [" << c.from << ", " << c.to << ")";
+    EXPECT_EQ(rt.stats().free_blocks, 0u);
+    arch::device_buffer<unsigned long long> places(n);
+    rt.parallel_do<&Runner::record_place>(places.data());
+    rt.synchronize();
+    const auto rp = places.download();
+    expect_parallel_new_places(rp, runner_cap);
+    const auto data = reinterpret_cast<std::uint64_t>(rt.view().data);
+    const auto block_of = [&](unsigned long long place) { return ((place >> 8) - data) / block_bytes; };
+    EXPECT_EQ(block_of(rp[0]), 3u);
+    EXPECT_EQ(block_of(rp[n - 1]), c.to - 1);
+  }
+}
+
 std::uint64_t count_with_device_do(DoAllRuntime& rt) {
   arch::device_buffer<unsigned long long> out(2);
   out.zero();

@@ -116,8 +116,14 @@ __device__ inline void count_opened_blocks(const heap_view& h, std::uint32_t t, 
 /// set bits are found; theirs are the next level's words. The levels alternate between `list`
 /// and `spare` (at least words[0] entries), so that the leaf level writes `list`.
 /// The bitmaps change with reductions that nothing waits for: in the free bitmap every free
-/// block from the lowest to the highest listed one is taken, which is a range (take_range); in
-/// t's allocated bitmap each leaf word's bits and the bits above them are set (mark_bits).
+/// block from the lowest listed one up to the next free block is taken, which is a range
+/// (take_range); in t's allocated bitmap each leaf word's bits and the bits above them are set
+/// (mark_bits). The range ends at the next free block, not just past the highest listed one:
+/// a parent bit is cleared only when every bit under it lies below the range's end, and the
+/// blocks between the highest listed one and the next free one are all in use, so a word that
+/// they share with the listed ones empties. (Ending past the highest listed block left a set
+/// parent bit over an emptied word whenever used blocks followed it in its word.) So the descent
+/// finds k + 1 free blocks, and lists the one past the k taken as list[k].
 template <int Threads = parallel_new_threads>
 __device__ std::uint64_t list_lowest_free_blocks(const heap_view& h, std::uint32_t t, std::uint64_t k,
                                                  std::uint32_t* list, std::uint32_t* spare) {
@@ -130,12 +136,13 @@ __device__ std::uint64_t list_lowest_free_blocks(const heap_view& h, std::uint32
   if (threadIdx.x == 0) in[0] = 0;  // the top level's one word
   __syncthreads();
   std::uint64_t words = 1;  // at this level, from in[0]
+  const std::uint64_t wanted = k + 1;  // the k to take and the next free block (the range's end)
   for (int level = top; level >= 0; --level) {
     // The free bitmap's level, addressed through h (device memory): a bitmap_ref holds a copy
     // of the layout, which indexing at run time would put on the stack.
     const std::uint64_t* level_words = h.bitmap_words + h.layout.offset[level];
     std::uint64_t found = 0;  // set bits in the words read so far (the same in every thread)
-    for (std::uint64_t base = 0; base < words && found < k; base += per_thread * Threads) {
+    for (std::uint64_t base = 0; base < words && found < wanted; base += per_thread * Threads) {
       std::uint32_t index[per_thread];
       std::uint64_t word[per_thread];
 #pragma unroll
@@ -151,23 +158,24 @@ __device__ std::uint64_t list_lowest_free_blocks(const heap_view& h, std::uint32
         if (j - threadIdx.x >= words) break;  // the same in every thread
         unsigned at = 0, total = 0;
         scan(temp).ExclusiveSum(static_cast<unsigned>(arch::popc(word[r])), at, total);
-        if (found + at < k && word[r] != 0) {
-          const std::uint64_t mask = lowest_set_bits(word[r], k - found - at);
+        if (found + at < wanted && word[r] != 0) {
+          const std::uint64_t mask = lowest_set_bits(word[r], wanted - found - at);
           std::uint64_t put = found + at;
           for (std::uint64_t m = mask; m != 0; m &= m - 1)
             out[put++] = static_cast<std::uint32_t>(std::uint64_t{index[r]} * 64 + arch::lowest_bit(m));
-          if (level == 0) h.allocated(t).mark_bits(index[r], mask);
+          if (level == 0 && found + at < k) h.allocated(t).mark_bits(index[r], lowest_set_bits(mask, k - found - at));
         }
         found += total;
         __syncthreads();  // temp is reused
       }
     }
-    words = found < k ? found : k;
+    words = found < wanted ? found : wanted;
     std::swap(in, out);
     __syncthreads();  // this level's words, written by all, are read by all at the next
   }
-  if (words > 0) take_range(h, t, list[0], std::uint64_t{list[words - 1]} + 1, false, threadIdx.x, Threads);
-  return words;
+  const std::uint64_t taken = words < k ? words : k;
+  if (taken > 0) take_range(h, t, list[0], words > k ? list[k] : h.blocks, false, threadIdx.x, Threads);
+  return taken;
 }
 
 /// parallel_new of up to parallel_new_one_block_objects objects: one launch of one thread block of
