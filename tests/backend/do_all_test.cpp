@@ -612,6 +612,21 @@ TEST(ParallelNew, BelievedFreshHeapsFillTheLowestFreeBlocksEvenWhenTheBeliefIsWr
   }
 }
 
+/// The walkers of block 3 and of blocks [from, to) (in parallel_new order), in a launch of the
+/// runtime's when `seen`, else in a kernel of our own.
+void destroy_block_3_and_walker_blocks(DoAllRuntime& rt, Walker** table, std::uint64_t from, std::uint64_t to,
+                                       std::uint64_t capacity, bool seen) {
+  const auto destroy = [=] SHOAL_DEVICE(std::size_t i) {
+    const std::uint64_t b = i / capacity, block = b == 0 ? 3 : from + b - 1;
+    delete table[block * capacity + i % capacity];
+  };
+  const std::uint64_t n = (1 + to - from) * capacity;
+  if (seen)
+    rt.launch(n, destroy);
+  else
+    arch::for_each_index(n, destroy, rt.device_view());
+}
+
 // Taking the last free blocks of a leaf word whose other blocks are in use empties the word, so
 // its bit in the level above must be cleared too, although blocks past the taken ones are not
 // free. Blocks are freed in a full heap so that the taken range ends inside a leaf word followed
@@ -641,17 +656,8 @@ TEST(ParallelNew, TakingTheLastFreeBlocksOfAWordEmptiesItsParentBit) {
     rt.parallel_new<Walker>(blocks * walker_cap);  // every block full
     arch::device_buffer<Walker*> table(blocks * walker_cap);
     table_walkers_unseen(rt, table.data());
-    Walker** t = table.data();
-    const std::uint64_t from = c.from;
-    const auto freed = [=] SHOAL_DEVICE(std::size_t i) {
-      const std::uint64_t b = i / walker_cap, block = b == 0 ? 3 : from + b - 1;
-      delete t[block * walker_cap + i % walker_cap];
-    };
     const std::uint64_t freed_blocks = 1 + c.to - c.from;
-    if (c.seen)
-      rt.launch(freed_blocks * walker_cap, freed);
-    else
-      arch::for_each_index(freed_blocks * walker_cap, freed, rt.device_view());
+    destroy_block_3_and_walker_blocks(rt, table.data(), c.from, c.to, walker_cap, c.seen);
     arch::synchronize();
     ASSERT_EQ(rt.verify(), "");
     ASSERT_EQ(rt.stats().free_blocks, freed_blocks);
@@ -671,6 +677,80 @@ TEST(ParallelNew, TakingTheLastFreeBlocksOfAWordEmptiesItsParentBit) {
     EXPECT_EQ(block_of(rp[n - 1]), c.to - 1);
   }
 }
+
+// While the runtime has given out no view of the heap, it knows where the free blocks start
+// (fresh_from) after every parallel_new, and the launches open blocks without reading the heap's
+// counters first: one after another, across types, the one-block and the tile-per-block launches,
+// and past the end of the heap, the objects still fill the lowest free blocks in order.
+TEST(ParallelNew, KnownFreshHeapsFillInOrderOneAfterAnother) {
+  SHOAL_REQUIRE_DEVICE();
+  DoAllRuntime rt(std::size_t{4} << 20);
+  const std::uint64_t walker_cap = rt.capacity<Walker>(), runner_cap = rt.capacity<Runner>();
+  const std::uint64_t blocks = rt.stats().blocks;
+  for (const std::uint64_t n : {3 * walker_cap + 5, (16384 / walker_cap + 3) * walker_cap + 11}) {
+    SCOPED_TRACE(n <= 16384 ? "one thread block" : "a thread block per tile");
+    rt.clear();
+    const std::uint64_t walker_blocks = (n + walker_cap - 1) / walker_cap;
+    ASSERT_GT(blocks, walker_blocks + 4);
+    rt.parallel_new<Walker>(n);
+    const std::uint64_t runners = 2 * runner_cap + 1;  // after the walkers' last block
+    rt.parallel_new<Runner>(runners);
+    const std::uint64_t free_blocks = blocks - walker_blocks - 3;
+    rt.parallel_new<Walker>(free_blocks * walker_cap + 1);  // one object more than fits
+    try {
+      rt.synchronize();
+      ADD_FAILURE() << "no out_of_memory";
+    } catch (const out_of_memory& e) {
+      EXPECT_EQ(e.failed(), 1u);
+    }
+    rt.parallel_new<Runner>(1);  // into a full heap
+    EXPECT_THROW(rt.synchronize(), out_of_memory);
+    EXPECT_EQ(rt.verify(), "");
+    EXPECT_EQ(rt.stats().free_blocks, 0u);
+    EXPECT_EQ(rt.stats().live(), n + runners + free_blocks * walker_cap);
+    arch::device_buffer<unsigned long long> places(runners);
+    rt.parallel_do<&Runner::record_place>(places.data());
+    rt.synchronize();
+    const auto rp = places.download();
+    expect_parallel_new_places(rp, runner_cap);
+    const auto data = reinterpret_cast<std::uint64_t>(rt.view().data);  // from here on, not known
+    const std::uint64_t block_bytes = rt.stats().block_bytes;
+    EXPECT_EQ(((rp[0] >> 8) - data) / block_bytes, walker_blocks) << "the runners follow the walkers";
+  }
+}
+
+#if defined(SHOAL_BACKEND_CUDA)
+// What the runtime knows of a heap is only wrong if device code changed it behind its back; a
+// launch that trusted a wrong fresh_from (given here by calling the launcher directly) reports
+// it at the next synchronize(), in either launch that trusts it.
+TEST(ParallelNew, AHeapChangedBehindTheRuntimesBackIsReported) {
+  SHOAL_REQUIRE_DEVICE();
+  DoAllRuntime rt(std::size_t{4} << 20);
+  constexpr std::uint32_t t = DoAllHeap::type_id<Runner>;
+  constexpr std::uint32_t capacity = detail::geometry_of<DoAllHeap>.capacity[t];
+  const std::uint64_t blocks = rt.stats().blocks;
+  arch::device_buffer<std::uint32_t> list(blocks);
+  arch::device_buffer<unsigned long long> word_offsets(rt.view().layout.words[0]), chunk_counts(1);
+  arch::device_buffer<detail::parallel_new_plan> plan(1);
+  plan.zero();
+  const detail::parallel_new_scratch scratch{list.data(), word_offsets.data(), chunk_counts.data(), 1u, plan.data()};
+  for (const std::uint64_t n : {std::uint64_t{3} * capacity, (16384 / capacity + 3) * std::uint64_t{capacity}}) {
+    SCOPED_TRACE(n <= 16384 ? "one thread block" : "a thread block per tile");
+    rt.clear();
+    rt.parallel_new<Walker>(2 * rt.capacity<Walker>());  // fresh_from is 2
+    detail::parallel_new<Runner, capacity>(rt.view(), rt.device_view(), t, n, scratch, true, /*known_fresh=*/0,
+                                           detail::make_value_pack());
+    try {
+      rt.synchronize();
+      ADD_FAILURE() << "not reported";
+    } catch (const out_of_memory&) {
+      ADD_FAILURE() << "reported as out of memory";
+    } catch (const error& e) {
+      EXPECT_NE(std::string(e.what()).find("changed by device code"), std::string::npos) << e.what();
+    }
+  }
+}
+#endif
 
 std::uint64_t count_with_device_do(DoAllRuntime& rt) {
   arch::device_buffer<unsigned long long> out(2);

@@ -50,13 +50,14 @@ struct bitmap_layout {
   SHOAL_HD int top() const { return levels - 1; }
   /// offset[level], computed from `bits` alone: for a level known only at run time on the device,
   /// where indexing offset[] in a kernel parameter copies the whole layout to each thread's stack.
+  /// Without branches on the level: where the lanes of a warp take different levels (parallel_
+  /// new's take_range), branches ran them one after another.
   SHOAL_HD std::uint64_t offset_of(int level) const {
     std::uint64_t at = 0, below = bits == 0 ? 1 : bits;  // the bits under the next level's words
 #pragma unroll
     for (int l = 0; l < max_levels - 1; ++l) {
-      if (l >= level) break;
-      below = (below + 63) / 64;
-      at += below;
+      below = (below + 63) / 64;  // the words of level l
+      at += l < level ? below : 0;
     }
     return at;
   }

@@ -30,6 +30,9 @@ struct heap_errors {
   unsigned long long failed_allocations[max_types];  ///< per type, since the last reset
   unsigned long long bad_destroys;                   ///< checked mode: invalid destroy() calls
   unsigned long long first_bad_pointer;              ///< checked mode: the first one
+  /// parallel_new launches that found the heap's counters other than the runtime knew them
+  /// (device code that the runtime did not launch changed the heap: see runtime::view()).
+  unsigned long long unseen_changes;
 };
 
 #if defined(SHOAL_BACKEND_CUDA)

@@ -58,7 +58,9 @@ SHOAL_DEVICE void open_lowest_of_word(const heap_view& h, std::uint32_t t, std::
 
 template <class T, std::uint32_t Capacity, class Pack>
 void parallel_new(const heap_view& h, const void* context, std::uint32_t t, std::uint64_t n,
-                  const parallel_new_scratch& s, bool /*believed_fresh: one path here*/, const Pack& arguments) {
+                  const parallel_new_scratch& s, bool /*believed_fresh*/, std::uint64_t /*known_fresh*/,
+                  const Pack& arguments) {
+  // One path here: the counters are read by the thread that changes them, which costs nothing.
   if (n == 0) return;
   const std::uint64_t needed = (n + Capacity - 1) / Capacity;
   const std::uint64_t fresh = fresh_from(h);

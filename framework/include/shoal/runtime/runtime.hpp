@@ -137,12 +137,22 @@ class runtime {
     do_all_count_.zero();
     do_all_parity_ = 0;
     believed_fresh_ = true;
+    fresh_from_ = 0;
     arch::synchronize();
   }
 
-  /// The device view (trivially copyable) for kernels and advanced use.
-  const detail::heap_view& view() const { return view_; }
-  const detail::heap_view* device_view() const { return device_view_; }
+  /// The device view (trivially copyable) for kernels and advanced use. Device code given either
+  /// may create and destroy objects without the runtime seeing it, so from the first call on,
+  /// parallel_new reads the heap's state on the device before it opens blocks (about a µs more
+  /// for a small one), rather than trusting what this runtime saw.
+  const detail::heap_view& view() const {
+    view_given_ = true;
+    return view_;
+  }
+  const detail::heap_view* device_view() const {
+    view_given_ = true;
+    return device_view_;
+  }
 
   std::uint64_t heap_bytes() const { return heap_bytes_; }
   std::uint64_t blocks() const { return view_.blocks; }
@@ -214,7 +224,8 @@ class runtime {
   /// Creates n objects of T, object i constructed as T(i, args...), in the lowest free blocks,
   /// filled in order (no search). Enqueued like a do-all, without waiting: the objects that do
   /// not fit are reported as out_of_memory naming T by the next synchronize() (at once if n
-  /// needs more blocks than the whole heap has).
+  /// needs more blocks than the whole heap has). T's constructor must not create or destroy
+  /// objects: parallel_new runs alone on its heap, opening blocks with plain stores.
   template <class T, class... Args>
   void parallel_new(std::size_t n, Args... args) {
     constexpr std::uint32_t t = Heap::template type_id<T>;
@@ -228,8 +239,11 @@ class runtime {
     }
     const detail::parallel_new_scratch scratch{do_all_list_.data(), word_offsets_.data(), chunk_counts_.data(),
                                                static_cast<unsigned>(chunk_counts_.size()), parallel_new_plan_.data()};
-    detail::parallel_new<T, capacity>(view_, device_view_, t, n, scratch, believed_fresh_,
+    const std::uint64_t known_fresh = believed_fresh_ && !view_given_ ? fresh_from_ : detail::unknown_fresh;
+    detail::parallel_new<T, capacity>(view_, device_view_, t, n, scratch, believed_fresh_, known_fresh,
                                       detail::make_value_pack(args...));
+    // The blocks it opens: the lowest free ones, consecutive from fresh_from_ while believed fresh.
+    fresh_from_ += std::min<std::uint64_t>((n + capacity - 1) / capacity, view_.blocks - fresh_from_);
   }
 
   /// The CUDA graphs that run this runtime's do-alls (see arch/launch_graph.hpp; for tests and
@@ -270,6 +284,12 @@ class runtime {
          << " times; first pointer 0x" << std::hex << e.first_bad_pointer << std::dec << ", "
          << describe_pointer(e.first_bad_pointer) << ")";
       throw invalid_destroy(os.str());
+    }
+    if (e.unseen_changes != 0) {
+      arch::fill_bytes(view_.errors, 0, sizeof(e));
+      throw error("shoal: parallel_new found the heap changed by device code that the runtime did not "
+                  "launch nor hand a view of the heap (its objects may overlap others); launch such code "
+                  "with the runtime, or give it runtime.device_view()");
     }
     std::ostringstream failed;
     std::uint32_t first = Heap::num_types;
@@ -526,9 +546,15 @@ class runtime {
   detail::heap_view* device_view_ = nullptr;
   /// Nothing but parallel_new has run on the heap since clear(), as far as this runtime saw: the
   /// free blocks should be exactly those from fresh_from up, and parallel_new takes a faster
-  /// path for up to 10^6 objects (which checks this, and is correct, only slower, when device code
-  /// that the runtime did not launch made the belief wrong).
+  /// path for up to 16,384 blocks. Unless a view was given out, this is knowledge (fresh_from_),
+  /// which the device only checks; else the device reads the counters first, and is correct, only
+  /// slower, when device code that the runtime did not launch made the belief wrong.
   bool believed_fresh_ = true;
+  /// While believed fresh, the heap's fresh_from: the blocks that parallel_new opened since clear().
+  std::uint64_t fresh_from_ = 0;
+  /// view() or device_view() was called: device code the runtime does not launch may change the
+  /// heap, so parallel_new reads its state on the device, never trusting fresh_from_.
+  mutable bool view_given_ = false;
   arch::device_buffer<std::uint32_t> do_all_list_;         // blocks of the type being visited
   arch::device_buffer<unsigned long long> do_all_count_;  // their number (two: see counter_pair)
   unsigned do_all_parity_ = 0;
