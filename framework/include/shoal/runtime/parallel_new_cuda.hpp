@@ -100,12 +100,20 @@ __device__ void make_tile(const heap_view& h, block_header* headers, const const
 
 /// What opening `opened` blocks changes in the counters, once every thread of the launch has read
 /// them: the free blocks, fresh_from (raised to `end`, past the highest opened block), and the
-/// failed allocations (the objects beyond the `made`).
+/// failed allocations (the objects beyond the `made`). With `known_fresh` (not unknown_fresh)
+/// nobody read them before: this thread reads them as it changes them, to check the runtime's
+/// knowledge (check_known_fresh), and waits for that reading last, so it is best called after
+/// the thread's own objects are made.
 __device__ inline void count_opened_blocks(const heap_view& h, std::uint32_t t, std::uint64_t n, std::uint64_t made,
-                                           std::uint64_t opened, unsigned long long end) {
+                                           std::uint64_t opened, unsigned long long end,
+                                           std::uint64_t known_fresh = unknown_fresh) {
+  const bool known = known_fresh != unknown_fresh;
+  const unsigned long long fresh_seen = known ? arch::load_relaxed(fresh_from(h)) : 0;
+  const long long free_seen = known ? arch::load_relaxed(free_block_count(h)) : 0;
   arch::add_relaxed(free_block_count(h), -static_cast<long long>(opened));
   arch::max_relaxed(fresh_from(h), end);
   if (made < n) record_failed_allocations(h, t, n - made);
+  if (known) check_known_fresh(h, known_fresh, fresh_seen, free_seen);
 }
 
 /// Lists the lowest k free blocks in order (all of them if there are fewer) and takes them in the
@@ -186,7 +194,7 @@ __device__ std::uint64_t list_lowest_free_blocks(const heap_view& h, std::uint32
 /// blocks, which indexes its layout at run time, gets `view` (the same in device memory).
 /// With `known_fresh` (not unknown_fresh) the runtime knows that the free blocks are exactly those
 /// from known_fresh up, and nothing waits for the counters: thread 0 reads them only to check that
-/// knowledge (check_known_fresh), as it changes them.
+/// knowledge, as it changes them after its objects (count_opened_blocks).
 template <int Threads, class T, std::uint32_t Capacity, class Pack>
 __global__ void __launch_bounds__(Threads)
     parallel_new_one_block_kernel(heap_view h, const heap_view* view, std::uint32_t t, std::uint64_t n,
@@ -211,20 +219,12 @@ __global__ void __launch_bounds__(Threads)
                                                      reinterpret_cast<std::uint32_t*>(s.word_offsets));
   if (consecutive) open_fresh_range(h, t, fresh, fresh + opened, range_rank<Threads>(), Threads);
   const std::uint64_t made = n < opened * Capacity ? n : opened * Capacity;
-  unsigned long long fresh_seen = 0;  // known: the counters as thread 0 finds them
-  long long free_seen = 0;
-  if (threadIdx.x == 0) {  // it read them itself (unless known); the list, after the listing's barrier
-    if (known) {
-      fresh_seen = arch::load_relaxed(fresh_from(h));
-      free_seen = arch::load_relaxed(free_block_count(h));
-    }
-    count_opened_blocks(h, t, n, made, opened,
-                        consecutive ? fresh + opened : opened > 0 ? s.list[opened - 1] + 1ull : 0ull);
-  }
   const construct_listed<T, Capacity, Pack> construct{h.data, h.block_bytes, t, s.list, arguments};
   for (std::uint64_t tile = 0; tile < made; tile += std::uint64_t{Threads} * parallel_new_objects_per_thread)
     make_tile<std::uint32_t, Threads>(h, h.headers, construct, t, n, made, tile, consecutive, fresh);
-  if (known && threadIdx.x == 0) check_known_fresh(h, known_fresh, fresh_seen, free_seen);
+  if (threadIdx.x == 0)  // it read them itself (unless known); the list, after the listing's barrier
+    count_opened_blocks(h, t, n, made, opened,
+                        consecutive ? fresh + opened : opened > 0 ? s.list[opened - 1] + 1ull : 0ull, known_fresh);
 }
 
 /// parallel_new of up to parallel_new_one_launch_blocks blocks into a heap that the runtime
@@ -282,16 +282,8 @@ __global__ void __launch_bounds__(parallel_new_threads, 8)
                        parallel_new_threads);
       make_tile<std::uint32_t>(h, h.headers, construct, t, n, made, tile, true, first);
     }
-    if (threadIdx.x == 0 && (known ? blockIdx.x == 0 : my_ticket == gridDim.x - 1)) {
-      unsigned long long fresh_seen = 0;
-      long long free_seen = 0;
-      if (known) {
-        fresh_seen = arch::load_relaxed(fresh_from(h));
-        free_seen = arch::load_relaxed(free_block_count(h));
-      }
-      count_opened_blocks(h, t, n, made, opened, first + opened);
-      if (known) check_known_fresh(h, known_fresh, fresh_seen, free_seen);
-    }
+    if (threadIdx.x == 0 && (known ? blockIdx.x == 0 : my_ticket == gridDim.x - 1))
+      count_opened_blocks(h, t, n, made, opened, first + opened, known_fresh);
     return;
   }
   if (threadIdx.x == 0) ticket = my_ticket;
