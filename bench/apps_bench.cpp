@@ -207,6 +207,18 @@ void register_apps_benchmarks() {
     add("traffic/soa" + s, traffic_static<traffic_baseline::soa_cars>, n, steps);
     add("traffic/aos" + s, traffic_static<traffic_baseline::aos_cars>, n, steps);
   }
+#if defined(SHOAL_BACKEND_CUDA)
+  // Whole default runs (500 and 12,000 steps), and Wa-Tor at 4× the cells (how the cost grows
+  // with the work): fewer repetitions, each run takes seconds.
+  for (const grid_size g : {grid_size{2048, 2560}, grid_size{4096, 5120}}) {
+    const std::string s = "/size:" + std::to_string(g.width) + "x" + std::to_string(g.height) + "/steps:500";
+    const int reps = g.width == 2048 ? 3 : 1;
+    add_benchmark("wator/shoal" + s, reps, wator_app, g.width, g.height, 500u);
+    add_benchmark("wator/soa" + s, reps, wator_static<wator_baseline::soa_cells>, g.width, g.height, 500u);
+  }
+  add_benchmark("traffic/shoal/intersections:17500/steps:12000", 1, traffic_app, 17500u, 12000u);
+  add_benchmark("traffic/soa/intersections:17500/steps:12000", 1, traffic_static<traffic_baseline::soa_cars>, 17500u, 12000u);
+#endif
   for (const std::uint64_t n : nbody_sizes) {
     const std::string s = "/bodies:" + std::to_string(n);
     const std::uint32_t steps = nbody_steps * scale;

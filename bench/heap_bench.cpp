@@ -2,7 +2,8 @@
 // threads (10^4, 10^5, 10^6, 2^20, 2^24; every power of two in the full profile) and object size
 // (16, 64, 256, 1024 bytes), one request per thread and one per warp; make when few slots are
 // free; churn, with the blocks it leaves in use and the do-all time it costs against a compact
-// heap; time to nullptr on a full heap. Baselines in the same run: CUDA's device malloc/free
+// heap; time to nullptr on a full heap; the allocation patterns of models (common/alloc_patterns.hpp:
+// some lanes of a warp, several classes in one warp, births and deaths inside a do-all). Baselines in the same run: CUDA's device malloc/free
 // and a bump allocator (one atomic counter, the ceiling).
 #include <algorithm>
 #include <iterator>
@@ -11,6 +12,7 @@
 #include <vector>
 
 #include "common/alloc_objects.hpp"
+#include "common/alloc_patterns.hpp"
 #include "common/bench_main.hpp"
 #include "common/device_timer.hpp"
 #include "common/profile.hpp"
@@ -265,6 +267,8 @@ constexpr std::uint64_t max_object_bytes_total = std::uint64_t{4} << 30;  // thr
 constexpr std::uint64_t sweep_slots_log2 = 24;
 constexpr std::uint64_t churn_objects = 1 << 22;
 constexpr std::uint64_t nullptr_requests = 1 << 20;
+constexpr std::initializer_list<std::uint64_t> pattern_threads = {1 << 20, 1 << 24};
+constexpr std::uint64_t critters = 1000000;
 constexpr int repetitions = 5;
 #else
 constexpr std::uint64_t quick_threads[] = {1000, 10000};
@@ -273,6 +277,8 @@ constexpr std::uint64_t max_object_bytes_total = std::uint64_t{64} << 20;
 constexpr std::uint64_t sweep_slots_log2 = 16;
 constexpr std::uint64_t churn_objects = 1 << 16;
 constexpr std::uint64_t nullptr_requests = 1 << 14;
+constexpr std::initializer_list<std::uint64_t> pattern_threads = {1 << 10, 1 << 14};
+constexpr std::uint64_t critters = 10000;
 constexpr int repetitions = 5;
 #endif
 constexpr std::uint64_t churn_rounds_before_doall = 8;
@@ -303,6 +309,8 @@ void register_heap_benchmarks() {
           std::to_string(churn_rounds_before_doall),
       doall_after_churn, churn_objects, churn_rounds_before_doall);
   add("time_to_nullptr/requests:" + std::to_string(nullptr_requests), time_to_nullptr, nullptr_requests);
+  add_allocation_patterns([](const std::string& name, auto f, auto... args) { add(name, f, args...); },
+                          pattern_threads, critters);
 
   const bool full = full_profile();
   std::vector<std::uint64_t> counts(std::begin(quick_threads), std::end(quick_threads));

@@ -9,7 +9,8 @@
 //   - do-all while its own methods create and destroy objects.
 // Every object stores its owner's id (and its complement) and is checked before it is
 // destroyed, so a slot handed to two threads is a violation; after every phase the counts
-// must be exact and rt.verify() == "". Compiled for both backends; sizes scaled down on cpu.
+// must be exact and rt.verify() == "". Compiled for both backends; sizes scaled down on cpu, and
+// by SHOAL_TEST_SCALE under the sanitizers (test_support.hpp).
 #include <cstdio>
 
 #include "test_support.hpp"
@@ -222,7 +223,7 @@ void make_mixed(HiveRuntime& rt, std::uint64_t n, tally* t) {
 TEST(Stress, NearlyFullHeapOfThreeClassesUnderReplacement) {
   SHOAL_REQUIRE_DEVICE();
   oversubscribe threads;
-  HiveRuntime rt(std::size_t{96} << 20 >> (scale_down > 1 ? 4 : 3));
+  HiveRuntime rt(std::size_t{96} << 20 >> (scale_down > 1 ? 4 : 3) >> scale_shift());
   arch::device_buffer<tally> tb(1);
   tb.zero();
   population pop;
@@ -234,12 +235,12 @@ TEST(Stress, NearlyFullHeapOfThreeClassesUnderReplacement) {
   expect_consistent(rt, pop, t, "fill");
   release(rt, pop, 1000, tb.data());  // 0.1% free, spread over the heap
   expect_consistent(rt, pop, tb.read(0), "99.9% full");
-  const int rounds = scale_down > 1 ? 16 : 48;  // >= 10^7 make/destroy on a GPU
+  const int rounds = static_cast<int>(scaled(scale_down > 1 ? 16 : 48, 2));  // >= 10^7 make/destroy on a GPU
   replace_all(rt, pop, rounds, tb.data());
   t = tb.read(0);
   expect_consistent(rt, pop, t, "replacement");
   print("99.9%-full replacement", t);
-  EXPECT_GE(t.made + t.destroyed, scale_down > 1 ? 1'000'000ull : 10'000'000ull);
+  EXPECT_GE(t.made + t.destroyed, (scale_down > 1 ? 1'000'000ull : 10'000'000ull) / test_scale() / test_scale());
   EXPECT_GT(t.failed, t.made / 100) << "the heap was not kept near full";
   release(rt, pop, 1, tb.data());
   expect_consistent(rt, pop, tb.read(0), "emptied");
@@ -268,7 +269,7 @@ TEST(Stress, HotSpotChurnInOneBlock) {
   // Every thread churns: a new Ant (if one of the 8 slots is free) kept for a round, then
   // checked and destroyed. Everything contends for one block's free_slots word.
   const std::uint64_t churners = 4096 / (scale_down > 1 ? 4 : 1);
-  const int rounds = scale_down > 1 ? 200 : 2000;
+  const int rounds = static_cast<int>(scaled(scale_down > 1 ? 200 : 2000, 10));
   churn_ants(rt, churners, rounds, t);
   expect_full(rt);
   const tally r = tb.read(0);
@@ -281,12 +282,13 @@ TEST(Stress, HotSpotChurnInOneBlock) {
 TEST(Stress, RepeatedExhaustionAndRecovery) {
   SHOAL_REQUIRE_DEVICE();
   oversubscribe threads;
-  HiveRuntime rt(std::size_t{16} << 20 >> (scale_down > 1 ? 3 : 0));
+  HiveRuntime rt(std::size_t{16} << 20 >> (scale_down > 1 ? 3 : 0) >> scale_shift());
   arch::device_buffer<tally> tb(1);
   tb.zero();
   population pop;
   const std::uint64_t n = rt.blocks() * rt.capacity<Ant>();  // far more than fit: 1/3 are Wasps
-  for (int round = 0; round < 6; ++round) {
+  const int rounds = static_cast<int>(scaled(6, 2));
+  for (int round = 0; round < rounds; ++round) {
     fill(rt, pop, n, tb.data());
     tally t = tb.read(0);
     ASSERT_GT(t.failed, 0u) << "round " << round;
@@ -307,7 +309,7 @@ TEST(Stress, RepeatedExhaustionAndRecovery) {
 TEST(Stress, DoAllWhileItsMethodsCreateAndDestroy) {
   SHOAL_REQUIRE_DEVICE();
   oversubscribe threads;
-  HiveRuntime rt(std::size_t{64} << 20 >> (scale_down > 1 ? 3 : 0));
+  HiveRuntime rt(std::size_t{64} << 20 >> (scale_down > 1 ? 3 : 0) >> scale_shift());
   arch::device_buffer<tally> tb(1);
   tb.zero();
   tally* t = tb.data();
@@ -315,7 +317,8 @@ TEST(Stress, DoAllWhileItsMethodsCreateAndDestroy) {
   make_mixed(rt, n, t);
   ASSERT_EQ(tb.read(0).made, n);
   std::uint64_t live = n;
-  for (unsigned long long generation = 1; generation <= 6; ++generation) {
+  const unsigned long long generations = scaled(6, 2);
+  for (unsigned long long generation = 1; generation <= generations; ++generation) {
     tb.zero();
     // Three do-alls back to back; the Ants created by the Bees' and Wasps' do-alls are not
     // visited by them, those created by the Ants' do-all not by it.

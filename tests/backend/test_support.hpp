@@ -4,6 +4,8 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <cstdlib>
+#include <string>
 #include <vector>
 
 #include "shoal/shoal.hpp"
@@ -23,6 +25,36 @@ inline constexpr std::uint64_t scale_down = 1;
 #else
 inline constexpr std::uint64_t scale_down = 10;
 #endif
+
+/// Divisor for the rounds and sizes of the longest tests, from the environment variable
+/// SHOAL_TEST_SCALE (default 1). scripts/gpu-check.sh sets it for the compute-sanitizer runs,
+/// under which those tests run a hundred times slower; the patterns of contention stay the same,
+/// only repeated fewer times. Not a number >= 1: the tests fail with a message, not a guess.
+inline std::uint64_t test_scale() {
+  static const std::uint64_t scale = [] {
+    const char* v = std::getenv("SHOAL_TEST_SCALE");
+    if (v == nullptr || *v == '\0') return std::uint64_t{1};
+    char* end = nullptr;
+    const unsigned long long n = std::strtoull(v, &end, 10);
+    if (*end != '\0' || n == 0) {
+      ADD_FAILURE() << "SHOAL_TEST_SCALE=" << v << ": needs a whole number >= 1";
+      return std::uint64_t{1};
+    }
+    return static_cast<std::uint64_t>(n);
+  }();
+  return scale;
+}
+/// n / test_scale(), at least `floor`.
+inline std::uint64_t scaled(std::uint64_t n, std::uint64_t floor = 1) {
+  const std::uint64_t s = n / test_scale();
+  return s < floor ? floor : s;
+}
+/// log2 of test_scale(): for heap sizes, which must stay powers of two times a size.
+inline int scale_shift() {
+  int shift = 0;
+  while ((std::uint64_t{2} << shift) <= test_scale() && shift < 8) ++shift;
+  return shift;
+}
 
 /// Runs more threads than cores on the cpu backend, so lock-free code sees real preemption and
 /// interleaving; restores the previous count when it goes out of scope.

@@ -322,24 +322,18 @@ void restore_heap(const sd::heap_view& v, const heap_image& img, const std::stri
   std::vector<std::uint64_t> maps((1 + 2 * Heap::num_types) * words, 0);
   auto set = [&](std::uint64_t map, std::uint64_t b) { maps[map * words + b / 64] |= std::uint64_t{1} << (b % 64); };
   auto counters = std::make_unique<sd::heap_counters>();
-  long long free_slots[sd::max_types] = {};
   for (std::size_t i = 0; i < placed.size(); ++i) {
     const std::uint64_t b = placed[i];
     const auto& h = img.headers[i];
     headers[b] = h;
     set(1 + h.type, b);
     if (h.free_slots != 0) set(1 + Heap::num_types + h.type, b);
-    free_slots[h.type] += std::popcount(h.free_slots);
   }
   long long free_blocks = 0;
   for (std::uint64_t b = 0; b < v.blocks; ++b)
     if (headers[b].type == sd::no_type) set(0, b), ++free_blocks;
   counters->free_blocks[0] = free_blocks;
   for (const std::uint64_t b : placed) counters->fresh_from[0] = std::max<unsigned long long>(counters->fresh_from[0], b + 1);
-  // Spread each class's free slots over the shards, as concurrent frees would.
-  for (std::uint32_t t = 0; t < Heap::num_types; ++t)
-    for (int s = 0; s < sd::available_shards; ++s)
-      counters->available[t][s][0] = free_slots[t] / sd::available_shards + (s < free_slots[t] % sd::available_shards);
 
   for (std::uint64_t m = 0; m < 1 + 2 * Heap::num_types; ++m) fill_levels(maps.data() + m * words, v.layout);
 

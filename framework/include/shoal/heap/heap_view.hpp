@@ -36,30 +36,37 @@ struct heap_errors {
 };
 
 #if defined(SHOAL_BACKEND_CUDA)
-inline constexpr int available_shards = 32;  // by SM: warps of one SM share a shard
+inline constexpr int epoch_shards = 32;  // by SM: a block operation touches its SM's shard only
+inline constexpr int hint_slots = 256;   // by SM (H100: 132): each SM fills its own current block
 #else
-inline constexpr int available_shards = 4;
+inline constexpr int epoch_shards = 4;
+inline constexpr int hint_slots = 16;
 #endif
 inline constexpr int counter_stride = 16;  // one 128-byte line per counter: no false sharing
 
-/// Reservation counters (DESIGN §5: reserve before searching). Invariants, for every type t:
-/// free slots in t's blocks ≥ Σ shards of available[t] + slots reserved but not yet claimed,
-/// and free blocks ≥ free_blocks + blocks reserved but not yet claimed. A request therefore
-/// either reserves (and then its search must succeed) or fails at once. available[t] is
-/// sharded by processor so that no single word takes every warp's atomic.
+/// The allocator's shared words (DESIGN §5). None of them is on the fast path's critical chain:
+/// an allocation reads its processor's hint, then claims slots with one atomic on a block's own
+/// free-slot word. The counters change only when a block is opened or returned.
 struct heap_counters {
-  long long available[max_types][available_shards][counter_stride];  ///< free slots of t not promised
-  /// Block operations (opening or returning a block: its slots are counted nowhere meanwhile):
-  /// low 32 bits the number in flight, high 32 bits a sequence bumped by every start and end.
-  /// "The heap is full" is only decided between two equal readings with none in flight. (A
-  /// parity-only sequence lock is wrong here: two writers in flight make the count even.) [0] only.
-  unsigned long long block_epoch[counter_stride];
-  long long free_blocks[counter_stride];  ///< free blocks not promised ([0] only)
+  /// Block operations (opening or returning a block, or handing back slots claimed in a block
+  /// that had changed type): their slots are findable nowhere meanwhile, so "the heap is full" is
+  /// decided only when no block operation overlapped the readings that found nothing. Sharded by
+  /// processor; each shard: low 32 bits the number in flight, high 32 bits a sequence bumped by
+  /// every start and end, so that its value only grows (a parity-only sequence lock is wrong
+  /// here: two writers in flight make the count even).
+  unsigned long long block_epoch[epoch_shards][counter_stride];
+  /// Free blocks. Kept with reductions that nobody waits for, so exact only after quiescence:
+  /// parallel_new, which runs alone on the heap, reads it. ([0] only.)
+  long long free_blocks[counter_stride];
   /// No block from this index up has been opened since the heap was cleared or loaded: whoever
   /// opens a block raises it past that block. After quiescence, free_blocks == blocks - fresh_from
   /// therefore means that the free blocks are exactly those from here up, and parallel_new knows
   /// where the lowest of them are without reading the free bitmap. ([0] only.)
   unsigned long long fresh_from[counter_stride];
+  /// Per type and processor (modulo hint_slots): the block that this processor's warps try first
+  /// (index + 1; 0: none). Only a hint: a claim checks the block's type after taking slots, and a
+  /// hint that points at a full or re-typed block costs one load and falls through to the walk.
+  std::uint32_t current[max_types][hint_slots];
 };
 
 struct heap_view {

@@ -443,26 +443,22 @@ class runtime {
     auto counters_ptr = std::make_unique<detail::heap_counters>();
     detail::heap_counters& counters = *counters_ptr;
     arch::copy_to_host(&counters, v.counters, sizeof(counters));
-    std::vector<long long> free_slots(Heap::num_types, 0);
     long long free_blocks = 0;
     for (const auto& h : headers) {
       if (h.type == detail::no_type) ++free_blocks;
-      else if (h.type < Heap::num_types) free_slots[h.type] += std::popcount(h.free_slots & v.full_mask(h.type));
     }
-    if ((counters.block_epoch[0] & 0xFFFFFFFFull) != 0) return "a block operation is still in flight";
+    for (int s = 0; s < detail::epoch_shards; ++s)
+      if ((counters.block_epoch[s][0] & 0xFFFFFFFFull) != 0) return "a block operation is still in flight";
+    for (std::uint32_t t = 0; t < Heap::num_types; ++t)
+      for (int s = 0; s < detail::hint_slots; ++s)
+        if (counters.current[t][s] > v.blocks)
+          return "the current block of " + type_name(t) + " lies beyond the heap's " + std::to_string(v.blocks) + " blocks";
     if (counters.fresh_from[0] > v.blocks)
       return "fresh_from " + std::to_string(counters.fresh_from[0]) + " lies beyond the heap's " +
              std::to_string(v.blocks) + " blocks";
     if (counters.free_blocks[0] != free_blocks)
       return "free block counter " + std::to_string(counters.free_blocks[0]) + " but " +
              std::to_string(free_blocks) + " free blocks";
-    for (std::uint32_t t = 0; t < Heap::num_types; ++t) {
-      long long available = 0;
-      for (int s = 0; s < detail::available_shards; ++s) available += counters.available[t][s][0];
-      if (available != free_slots[t])
-        return "available[" + type_name(t) + "] = " + std::to_string(available) +
-               " but its blocks have " + std::to_string(free_slots[t]) + " free slots";
-    }
     auto bit = [](const std::vector<std::uint64_t>& m, std::uint64_t b) {
       return ((m[b / 64] >> (b % 64)) & 1u) != 0;
     };
