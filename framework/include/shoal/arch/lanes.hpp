@@ -76,6 +76,13 @@ SHOAL_HD SHOAL_FORCEINLINE std::uint64_t lowest_set_bits(std::uint64_t word, int
   return word & ((std::uint64_t{1} << cut) - 1);
 }
 
+/// The `k` set bits of `word` that come first from bit `start` on, cyclically (all of them if it
+/// has fewer): lowest_set_bits() of the word rotated to begin at `start`.
+SHOAL_HD SHOAL_FORCEINLINE std::uint64_t set_bits_from(std::uint64_t word, int k, int start) {
+  start &= 63;
+  return rotate_right(lowest_set_bits(rotate_right(word, start), k), (64 - start) & 63);
+}
+
 #if defined(SHOAL_BACKEND_CUDA)
 
 __device__ SHOAL_FORCEINLINE int lane_id() {
@@ -91,6 +98,13 @@ __device__ SHOAL_FORCEINLINE lane_mask lanes_below() {
 __device__ SHOAL_FORCEINLINE int processor_id() {
   unsigned r;
   asm volatile("mov.u32 %0, %%smid;" : "=r"(r));
+  return static_cast<int>(r);
+}
+/// Which of its processor's warp slots this warp occupies (0–63 on sm_90): warps that share a
+/// processor's hints start their claims at different slots of a block.
+__device__ SHOAL_FORCEINLINE int warp_slot() {
+  unsigned r;
+  asm volatile("mov.u32 %0, %%warpid;" : "=r"(r));
   return static_cast<int>(r);
 }
 __device__ SHOAL_FORCEINLINE lane_mask active_lanes() { return __activemask(); }
@@ -142,6 +156,7 @@ inline thread_local const int thread_salt = static_cast<int>(
 }
 /// Distinguishes concurrent cpu threads (for seeding walks only).
 inline int processor_id() { return detail::thread_salt; }
+inline int warp_slot() { return detail::thread_salt; }
 inline lane_mask active_lanes() { return 1u; }
 inline lane_mask ballot(lane_mask, bool pred) { return pred ? 1u : 0u; }
 inline void sync_lanes(lane_mask) {}

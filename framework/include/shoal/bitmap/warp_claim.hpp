@@ -6,8 +6,8 @@
 /// Every lane of `mask` calls claim_pooled() together. Each lane offers the word it found
 /// (its address and a snapshot of its set bits; a null address offers nothing) and says whether
 /// it needs a bit. The found bits are pooled: the needer of rank s among the needers is assigned
-/// the (s+1)-th offered bit, where bits are ordered by (owner lane, bit position), so fresh words
-/// are handed out lowest bits first. Each distinct word is then claimed with ONE atomic by one
+/// the (s+1)-th offered bit, where bits are ordered by (owner lane, bit position from `start`),
+/// so fresh words are handed out in slot order. Each distinct word is then claimed with ONE atomic by one
 /// owner lane (fetch_and with the mask of bits it hands out); bits another thread took first are
 /// simply not obtained, and their needers try again in the caller's next round. Nothing is ever
 /// written back, so concurrent frees into the same word are never lost.
@@ -43,8 +43,11 @@ SHOAL_DEVICE inline int lane_prefix_sum(arch::lane_mask mask, int value, int& to
   return before;
 }
 
+/// `start`: offered bits are taken from this bit position on, cyclically (allocations of warps
+/// that read the same word at once start at different slots instead of all racing for its
+/// lowest free bits).
 SHOAL_DEVICE inline claim_result claim_pooled(arch::lane_mask mask, bool needs,
-                                              std::uint64_t* word, std::uint64_t seen) {
+                                              std::uint64_t* word, std::uint64_t seen, int start = 0) {
   claim_result r;
   // Lanes that landed on the same word: only the lowest offers it, so one atomic per word.
   const arch::lane_mask same = arch::match_any(mask, reinterpret_cast<std::uintptr_t>(word));
@@ -74,7 +77,7 @@ SHOAL_DEVICE inline claim_result claim_pooled(arch::lane_mask mask, bool needs,
     k = s - start;
   }
   if (take > 0) {
-    r.handed = arch::lowest_set_bits(offer, take);
+    r.handed = start == 0 ? arch::lowest_set_bits(offer, take) : arch::set_bits_from(offer, take, start);
     // Acquire only: a claim takes what the release that set these bits published (a block's
     // header, a freed slot) and publishes nothing; an acquire-release would cost a memory
     // barrier before every claim.

@@ -29,20 +29,20 @@
 
 namespace shoal::detail {
 
-SHOAL_DEVICE SHOAL_FORCEINLINE unsigned long long& epoch_shard(const heap_view& h, int s) {
-  return h.counters->block_epoch[s][0];
+SHOAL_DEVICE SHOAL_FORCEINLINE unsigned long long& epoch_shard(const heap_view& h, std::uint32_t t, int s) {
+  return h.counters->block_epoch[t][s][0];
 }
-SHOAL_DEVICE SHOAL_FORCEINLINE unsigned long long& my_epoch_shard(const heap_view& h) {
-  return epoch_shard(h, static_cast<unsigned>(arch::processor_id()) % epoch_shards);
+SHOAL_DEVICE SHOAL_FORCEINLINE unsigned long long& my_epoch_shard(const heap_view& h, std::uint32_t t) {
+  return epoch_shard(h, t, static_cast<int>(static_cast<unsigned>(arch::processor_id()) % epoch_shards));
 }
-/// Brackets a block operation during which some slots are findable nowhere (see block_epoch).
-/// Acquire-release: the operation's changes stay inside the bracket.
+/// Brackets a block operation of type t, during which some of t's slots are findable nowhere
+/// (see block_epoch). Acquire-release: the operation's changes stay inside the bracket.
 inline constexpr unsigned long long epoch_step = 1ull << 32;
-SHOAL_DEVICE SHOAL_FORCEINLINE void enter_block_operation(const heap_view& h) {
-  arch::fetch_add(my_epoch_shard(h), epoch_step + 1);
+SHOAL_DEVICE SHOAL_FORCEINLINE void enter_block_operation(const heap_view& h, std::uint32_t t) {
+  arch::fetch_add(my_epoch_shard(h, t), epoch_step + 1);
 }
-SHOAL_DEVICE SHOAL_FORCEINLINE void leave_block_operation(const heap_view& h) {
-  arch::fetch_add(my_epoch_shard(h), epoch_step - 1);
+SHOAL_DEVICE SHOAL_FORCEINLINE void leave_block_operation(const heap_view& h, std::uint32_t t) {
+  arch::fetch_add(my_epoch_shard(h, t), epoch_step - 1);
 }
 SHOAL_DEVICE SHOAL_FORCEINLINE long long& free_block_count(const heap_view& h) {
   return h.counters->free_blocks[0];
@@ -78,10 +78,10 @@ SHOAL_DEVICE inline bool try_return_block(const heap_view& h, std::uint64_t b, s
   block_header& hdr = h.headers[b];
   const std::uint64_t full = h.full_mask(t);
   if (arch::load_relaxed(hdr.free_slots) != full) return false;
-  enter_block_operation(h);
+  enter_block_operation(h, t);
   std::uint64_t expected = full;
   if (!arch::compare_exchange(hdr.free_slots, expected, std::uint64_t{0})) {
-    leave_block_operation(h);  // an allocation got in first: keep the block
+    leave_block_operation(h, t);  // an allocation got in first: keep the block
     return false;
   }
   h.active(t).clear(b);
@@ -91,7 +91,7 @@ SHOAL_DEVICE inline bool try_return_block(const heap_view& h, std::uint64_t b, s
   arch::store_release(hdr.returning, 0u);
   h.free_blocks().set(b);
   arch::add_relaxed(free_block_count(h), 1ll);
-  leave_block_operation(h);
+  leave_block_operation(h, t);
   return true;
 }
 
@@ -167,48 +167,68 @@ SHOAL_DEVICE inline void record_failed_allocations(const heap_view& h, std::uint
   arch::add_relaxed(h.errors->failed_allocations[t], n);
 }
 
-/// True when the heap holds no free slot of t and no free block, with no block operation in
-/// flight (whose slots would be findable nowhere) from before these readings to after them: a
-/// sequence-lock read over the epoch shards. Each shard's value only grows, so their sum is
-/// unchanged exactly when every shard is.
-SHOAL_DEVICE inline bool heap_is_full(const heap_view& h, std::uint32_t t) {
+/// What heap_is_full() saw.
+enum class fullness : int { room, full, unsure };
+
+/// Whether the heap holds no free slot of t and no free block: `full` only when no block
+/// operation of t was in flight from before these readings to after them (a sequence-lock read
+/// over t's epoch shards; each shard's value only grows, so their sum is unchanged exactly when
+/// every shard is). `unsure`: nothing was found, but a block operation of t overlapped.
+///
+/// A block of another type that is being returned is findable nowhere for a moment, and is not
+/// waited for: its return is part of a destroy still in progress, and an allocation that fails
+/// meanwhile is ordered before that destroy.
+SHOAL_DEVICE inline fullness heap_is_full(const heap_view& h, std::uint32_t t) {
   unsigned long long before = 0;
   bool in_flight = false;
 #pragma unroll
   for (int s = 0; s < epoch_shards; ++s) {
-    const unsigned long long e = arch::load_acquire(epoch_shard(h, s));
+    const unsigned long long e = arch::load_acquire(epoch_shard(h, t, s));
     before += e;
     in_flight |= (e & (epoch_step - 1)) != 0;
   }
-  if (in_flight || !h.free_blocks().empty() || !h.active(t).empty()) return false;
+  if (!h.free_blocks().empty() || !h.active(t).empty()) return fullness::room;
+  if (in_flight) return fullness::unsure;
   arch::fence();
   unsigned long long after = 0;
 #pragma unroll
-  for (int s = 0; s < epoch_shards; ++s) after += arch::load_relaxed(epoch_shard(h, s));
-  return after == before;
+  for (int s = 0; s < epoch_shards; ++s) after += arch::load_relaxed(epoch_shard(h, t, s));
+  return after == before ? fullness::full : fullness::unsure;
 }
+
+/// How many times an allocation sees no room while block operations of its type keep
+/// overlapping, before it decides that the heap is full anyway (each try walks again: a few µs).
+/// Only a heap that is full but for blocks of that type being emptied and returned all the
+/// while gets there: a nullptr within a millisecond rather than a wait without bound.
+inline constexpr std::uint32_t full_patience = 64;
 
 /// What the leader's slow path decided for the lanes still waiting, in one round of allocate().
 enum class step : int { opened, retry, full };
 
 /// Leader, when every walker found active[t] empty: open a free block for up to `pending` lanes
 /// (its index in `block`, the lanes served in `count`), else decide that the heap is full.
+/// The free bitmap is looked at before the bracket: a claim that fails is a block operation too,
+/// and allocations on a full heap that bracketed theirs would keep each other from deciding.
 SHOAL_DEVICE inline step open_or_decide_full(const heap_view& h, std::uint32_t t, std::uint32_t pending,
-                                             walk_rng& rng, std::uint32_t& count, std::uint64_t& block) {
-  enter_block_operation(h);  // before the claim hides the block
-  block = h.free_blocks().claim(rng);
-  if (block != bitmap_npos) {
-    arch::add_relaxed(free_block_count(h), -1ll);
-    arch::max_relaxed(fresh_from(h), static_cast<unsigned long long>(block + 1));
-    const std::uint32_t capacity = h.capacity[t];
-    count = pending < capacity ? pending : capacity;
-    initialize_block(h, block, t, count);
-    leave_block_operation(h);  // after its spare slots were made findable
-    if (count < capacity) arch::store_relaxed(current_block(h, t), static_cast<std::uint32_t>(block + 1));
-    return step::opened;
+                                             walk_rng& rng, std::uint32_t& unsure, std::uint32_t& count,
+                                             std::uint64_t& block) {
+  if (!h.free_blocks().empty()) {
+    enter_block_operation(h, t);  // before the claim hides the block
+    block = h.free_blocks().claim(rng);
+    if (block != bitmap_npos) {
+      arch::add_relaxed(free_block_count(h), -1ll);
+      arch::max_relaxed(fresh_from(h), static_cast<unsigned long long>(block + 1));
+      const std::uint32_t capacity = h.capacity[t];
+      count = pending < capacity ? pending : capacity;
+      initialize_block(h, block, t, count);
+      leave_block_operation(h, t);  // after its spare slots were made findable
+      if (count < capacity) arch::store_relaxed(current_block(h, t), static_cast<std::uint32_t>(block + 1));
+      return step::opened;
+    }
+    leave_block_operation(h, t);
   }
-  leave_block_operation(h);
-  if (heap_is_full(h, t)) return step::full;
+  const fullness f = heap_is_full(h, t);
+  if (f == fullness::full || (f == fullness::unsure && ++unsure >= full_patience)) return step::full;
   arch::spin_pause();
   return step::retry;
 }
@@ -219,50 +239,60 @@ SHOAL_DEVICE inline step open_or_decide_full(const heap_view& h, std::uint32_t t
 /// findable nowhere for a moment.
 SHOAL_DEVICE inline void hand_back_foreign(const heap_view& h, std::uint64_t b, std::uint32_t bt,
                                            std::uint64_t bits, bool emptied_word) {
-  enter_block_operation(h);
+  enter_block_operation(h, bt);
   if (emptied_word) h.active(bt).clear(b);
   if (give_back_slots(h, b, bt, bits, false)) return_if_empty(h, b);
-  leave_block_operation(h);
+  leave_block_operation(h, bt);
 }
 
 /// Allocates one slot of type t for every calling lane; nullptr when the heap is full.
 ///
 /// Lanes asking for the same type are served together. Round 0 tries the block this processor
 /// is filling (current_block): one load of the hint, one of the block's free-slot word and one
-/// fetch_and that claims a slot for every lane it can (claim_pooled), in slot order so that the
-/// constructors' stores are coalesced. Later rounds are the collaborative random walk over
-/// active[t]: each lane in need, and as many helpers, finds a block with room and the found slots
-/// are pooled, one atomic per block; a block found with room left becomes the hint. When every
-/// walker saw active[t] empty, the leader opens a free block for the lanes still waiting (its
-/// spare slots become the hint), or decides that the heap is full (heap_is_full). No counter of
-/// slots is kept anywhere: the blocks' own words are the only reservation.
+/// fetch_and that claims a slot for every lane it can (claim_pooled). Warps of one processor
+/// read the same word at once, so each starts taking at its own slot (by warp slot and the
+/// number it needs): in a fresh block, 64 lone requests take 64 different slots and two full
+/// warps take one half each, instead of all racing for the lowest free bits. An owner whose
+/// atomic left free slots in its block tries them again next round (its atomic returned the
+/// word: no load); the other lanes walk: the collaborative random walk over active[t], each lane
+/// in need and as many helpers finding a block with room, found slots pooled, one atomic per
+/// block; a block found with room left becomes the hint. When every walker saw active[t] empty,
+/// the leader opens a free block for the lanes still waiting (its spare slots become the hint),
+/// or decides that the heap is full (heap_is_full). No counter of slots is kept anywhere: the
+/// blocks' own words are the only reservation.
 SHOAL_DEVICE inline void* allocate(const heap_view& h, std::uint32_t t) {
   const arch::lane_mask group = arch::match_any(arch::active_lanes(), t);
   const int leader = arch::lowest_bit(group);
   const std::uint32_t capacity = h.capacity[t];
   std::uint32_t& hint = current_block(h, t);
   const bitmap_ref active = h.active(t);
+  const int start = arch::warp_slot() * arch::popc(group);
 
   void* result = nullptr;
   bool needs = true;  // no slot for this lane yet
   std::uint32_t rounds = 0;  // for SHOAL_ALLOCATOR_PROBES only
-  std::uint64_t b = bitmap_npos;  // this lane's candidate block in the round
+  std::uint32_t unsure = 0;  // leader: see full_patience
+  // This lane's candidate: a block of t (bitmap_npos: none) and the free slots it was seen with.
+  std::uint64_t b = bitmap_npos, seen = 0;
   if (arch::lane_id() == leader) {
     const std::uint32_t c = arch::load_relaxed(hint);
-    if (c != 0) b = c - 1;
+    if (c != 0) b = c - 1, seen = arch::load_relaxed(h.headers[b].free_slots);
   }
   walk_rng rng = walk_rng::for_this_lane(reinterpret_cast<std::uintptr_t>(&rng) + t);
   for (std::uint32_t round = 0;; ++round) {
     if (round > 0) {
-      // The walk: the lanes in need and as many helpers (more blocks found per round).
+      // The walk, by the lanes without a candidate: those in need and as many helpers.
       const arch::lane_mask needers = arch::ballot(group, needs);
-      const bool walks = needs || arch::rank_in(group & ~needers) < arch::popc(needers);
-      b = walks ? active.find_random(rng) : bitmap_npos;
+      const arch::lane_mask idle = group & ~needers & arch::ballot(group, b == bitmap_npos);
+      const bool walks = b == bitmap_npos && (needs || arch::rank_in(idle) < arch::popc(needers));
+      if (walks) {
+        b = active.find_random(rng);
+        seen = b == bitmap_npos ? 0 : arch::load_relaxed(h.headers[b].free_slots);
+      }
     }
     rounds += needs;
     std::uint64_t* word = b == bitmap_npos ? nullptr : &h.headers[b].free_slots;
-    const std::uint64_t seen = word ? arch::load_relaxed(*word) : 0;
-    const claim_result c = claim_pooled(group, needs, word, seen);
+    const claim_result c = claim_pooled(group, needs, word, seen, start);
     bool type_ok = true;
     if (c.claimed() != 0) {
       // The block may have been emptied, returned and re-typed since it was seen. Our atomic
@@ -284,14 +314,19 @@ SHOAL_DEVICE inline void* allocate(const heap_view& h, std::uint32_t t) {
       result = reinterpret_cast<void*>(encode_pointer(h.block(owner_block), c.bit, capacity, t));
       needs = false;
     }
+    // An owner keeps its block while its atomic saw free slots left there; the rest walk anew.
+    const std::uint64_t left = c.handed != 0 && type_ok ? c.previous & ~c.handed : 0;
+    if (left != 0) seen = left;
+    else b = bitmap_npos;
     const arch::lane_mask pending = arch::ballot(group, needs);
     if (pending == 0) break;
-    if (round == 0 || arch::ballot(group, b != bitmap_npos) != 0) continue;
+    // A lane that had no candidate in a later round walked and saw active[t] empty.
+    if (round == 0 || arch::ballot(group, word != nullptr) != 0) continue;
     // Every walker saw active[t] empty: a fresh block, or the decision that the heap is full.
     std::uint32_t count = 0;
     std::uint64_t block = bitmap_npos;
     step s = step::retry;
-    if (arch::lane_id() == leader) s = open_or_decide_full(h, t, arch::popc(pending), rng, count, block);
+    if (arch::lane_id() == leader) s = open_or_decide_full(h, t, arch::popc(pending), rng, unsure, count, block);
     s = static_cast<step>(arch::shuffle(group, static_cast<int>(s), leader));
     if (s == step::full) {
       if (arch::lane_id() == leader) record_failed_allocations(h, t, arch::popc(pending));

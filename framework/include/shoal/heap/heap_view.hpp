@@ -36,25 +36,27 @@ struct heap_errors {
 };
 
 #if defined(SHOAL_BACKEND_CUDA)
-inline constexpr int epoch_shards = 32;  // by SM: a block operation touches its SM's shard only
-inline constexpr int hint_slots = 256;   // by SM (H100: 132): each SM fills its own current block
+inline constexpr int epoch_shards = 8;  // by SM: a block operation touches its SM's shard only
+inline constexpr int hint_slots = 256;  // by SM (H100: 132): each SM fills its own current block
 #else
-inline constexpr int epoch_shards = 4;
+inline constexpr int epoch_shards = 2;
 inline constexpr int hint_slots = 16;
 #endif
 inline constexpr int counter_stride = 16;  // one 128-byte line per counter: no false sharing
+inline constexpr int epoch_stride = 4;     // one 32-byte sector per epoch shard
 
 /// The allocator's shared words (DESIGN §5). None of them is on the fast path's critical chain:
 /// an allocation reads its processor's hint, then claims slots with one atomic on a block's own
-/// free-slot word. The counters change only when a block is opened or returned.
+/// free-slot word. The epochs and counters change only when a block is opened or returned.
 struct heap_counters {
-  /// Block operations (opening or returning a block, or handing back slots claimed in a block
-  /// that had changed type): their slots are findable nowhere meanwhile, so "the heap is full" is
-  /// decided only when no block operation overlapped the readings that found nothing. Sharded by
-  /// processor; each shard: low 32 bits the number in flight, high 32 bits a sequence bumped by
-  /// every start and end, so that its value only grows (a parity-only sequence lock is wrong
-  /// here: two writers in flight make the count even).
-  unsigned long long block_epoch[epoch_shards][counter_stride];
+  /// Block operations of type t (opening a block for t, returning a block of t, handing back
+  /// slots of t claimed by an allocation of another type): t's slots are findable nowhere
+  /// meanwhile, so "no room for t" is decided only when no block operation of t overlapped the
+  /// readings that found nothing. Per type, so that churn of one class does not hold up the
+  /// decision for another, and sharded by processor; each shard: low 32 bits the number in
+  /// flight, high 32 bits a sequence bumped by every start and end, so that its value only grows
+  /// (a parity-only sequence lock is wrong here: two writers in flight make the count even).
+  unsigned long long block_epoch[max_types][epoch_shards][epoch_stride];
   /// Free blocks. Kept with reductions that nobody waits for, so exact only after quiescence:
   /// parallel_new, which runs alone on the heap, reads it. ([0] only.)
   long long free_blocks[counter_stride];

@@ -447,8 +447,10 @@ class runtime {
     for (const auto& h : headers) {
       if (h.type == detail::no_type) ++free_blocks;
     }
-    for (int s = 0; s < detail::epoch_shards; ++s)
-      if ((counters.block_epoch[s][0] & 0xFFFFFFFFull) != 0) return "a block operation is still in flight";
+    for (std::uint32_t t = 0; t < Heap::num_types; ++t)
+      for (int s = 0; s < detail::epoch_shards; ++s)
+        if ((counters.block_epoch[t][s][0] & 0xFFFFFFFFull) != 0)
+          return "a block operation of " + type_name(t) + " is still in flight";
     for (std::uint32_t t = 0; t < Heap::num_types; ++t)
       for (int s = 0; s < detail::hint_slots; ++s)
         if (counters.current[t][s] > v.blocks)
