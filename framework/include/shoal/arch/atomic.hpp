@@ -133,6 +133,25 @@ SHOAL_HD SHOAL_FORCEINLINE T fetch_or_relaxed(T& word, T bits) {
   return atomic_ref<T>(word).fetch_or(bits, relaxed);
 }
 template <class T>
+SHOAL_HD SHOAL_FORCEINLINE T fetch_or_release(T& word, T bits) {
+  return atomic_ref<T>(word).fetch_or(bits, release);
+}
+/// `p`, as a value the compiler must believe computed from `after`: a load through it cannot be
+/// issued before `after` (e.g. an atomic's result) is known. The hardware then performs it after
+/// that atomic, at the L2 where both are served (relaxed device-scope loads bypass the L1), as
+/// an acquire would order it, without the acquire's invalidation of the processor's L1, which
+/// costs every warp on the processor its cached lines.
+template <class T>
+SHOAL_HD SHOAL_FORCEINLINE T* ordered_after(T* p, std::uint64_t after) {
+#if defined(__CUDA_ARCH__)
+  asm volatile("" : "+l"(p) : "l"(after));
+  return p;
+#else
+  (void)after;  // the cpu backend's claims are acquire RMWs (ThreadSanitizer models those)
+  return p;
+#endif
+}
+template <class T>
 SHOAL_HD SHOAL_FORCEINLINE T fetch_add_release(T& word, T delta) {
   return atomic_ref<T>(word).fetch_add(delta, release);
 }

@@ -215,6 +215,16 @@ class bitmap_ref {
     }
   }
 
+  /// One random_leaf() probe: a random set bit (not claimed), or bitmap_npos if the walk met a
+  /// zero word (an empty bitmap, or a word emptied while the walk went down to it).
+  SHOAL_DEVICE std::uint64_t find_random_once(walk_rng& rng) const {
+    std::uint64_t bits;
+    const std::uint64_t w = random_leaf(rng, bits);
+    if (w == bitmap_npos) return bitmap_npos;
+    const int r = static_cast<int>(rng.next() & 63);
+    return w * 64 + ((arch::lowest_bit(arch::rotate_right(bits, r)) + r) & 63);
+  }
+
   /// A random set bit (not claimed), or bitmap_npos if the walk met an empty bitmap.
   SHOAL_DEVICE std::uint64_t find_random(walk_rng& rng) const {
     for (;;) {

@@ -46,6 +46,9 @@ SHOAL_DEVICE inline int lane_prefix_sum(arch::lane_mask mask, int value, int& to
 /// `start`: offered bits are taken from this bit position on, cyclically (allocations of warps
 /// that read the same word at once start at different slots instead of all racing for its
 /// lowest free bits).
+/// `Acquire`: the claim is an acquire RMW (the bitmap's own claims). The heap's slot claims are
+/// relaxed and order what they must read afterwards with arch::ordered_after (allocator.hpp).
+template <bool Acquire = true>
 SHOAL_DEVICE inline claim_result claim_pooled(arch::lane_mask mask, bool needs,
                                               std::uint64_t* word, std::uint64_t seen, int start = 0) {
   claim_result r;
@@ -81,7 +84,7 @@ SHOAL_DEVICE inline claim_result claim_pooled(arch::lane_mask mask, bool needs,
     // Acquire only: a claim takes what the release that set these bits published (a block's
     // header, a freed slot) and publishes nothing; an acquire-release would cost a memory
     // barrier before every claim.
-    r.previous = arch::fetch_and_acquire(*word, ~r.handed);
+    r.previous = Acquire ? arch::fetch_and_acquire(*word, ~r.handed) : arch::fetch_and_relaxed(*word, ~r.handed);
   }
   const std::uint64_t owner_handed = arch::shuffle(mask, r.handed, owner);
   const std::uint64_t owner_claimed = arch::shuffle(mask, r.claimed(), owner);

@@ -29,6 +29,12 @@
 
 namespace shoal::detail {
 
+#if defined(SHOAL_BACKEND_CUDA)
+inline constexpr bool gpu_backend = true;
+#else
+inline constexpr bool gpu_backend = false;
+#endif
+
 SHOAL_DEVICE SHOAL_FORCEINLINE unsigned long long& epoch_shard(const heap_view& h, std::uint32_t t, int s) {
   return h.counters->block_epoch[t][s][0];
 }
@@ -64,7 +70,9 @@ SHOAL_DEVICE inline bool give_back_slots(const heap_view& h, std::uint64_t b, st
   // A destroyed object must never be visited by a do-all in progress, even once its slot holds a
   // new object: take it out of the do-all snapshot before the slot can be reused.
   if (destroyed) arch::and_relaxed(h.snapshots[b], ~bits);  // ordered by the release below
-  const std::uint64_t prev = arch::fetch_or(hdr.free_slots, bits);
+  // Release: the destructor's writes (and the snapshot's) before the slots can be claimed again.
+  // Not acquire: it reads nothing that others published (see allocate()).
+  const std::uint64_t prev = arch::fetch_or_release(hdr.free_slots, bits);
   if (prev == 0) h.active(t).set(b);  // full → has room: we own the transition
   return (prev | bits) == h.full_mask(t);
 }
@@ -286,18 +294,22 @@ SHOAL_DEVICE inline void* allocate(const heap_view& h, std::uint32_t t) {
       const arch::lane_mask idle = group & ~needers & arch::ballot(group, b == bitmap_npos);
       const bool walks = b == bitmap_npos && (needs || arch::rank_in(idle) < arch::popc(needers));
       if (walks) {
-        b = active.find_random(rng);
+        b = active.find_random_once(rng);
         seen = b == bitmap_npos ? 0 : arch::load_relaxed(h.headers[b].free_slots);
       }
     }
     rounds += needs;
     std::uint64_t* word = b == bitmap_npos ? nullptr : &h.headers[b].free_slots;
-    const claim_result c = claim_pooled(group, needs, word, seen, start);
+    // Relaxed on the GPU: an acquire would invalidate the processor's L1 at every allocation (a do-all
+    // that allocates loses its cached fields). What the claim must see is the block's type,
+    // published by the release that stored the word's value that the atomic read: the type is
+    // read after the atomic's result is known (ordered_after), at the L2 as the atomic was.
+    const claim_result c = claim_pooled<!gpu_backend>(group, needs, word, seen, start);
     bool type_ok = true;
     if (c.claimed() != 0) {
       // The block may have been emptied, returned and re-typed since it was seen. Our atomic
       // holds slots now, so it cannot change type any more: check.
-      const std::uint32_t bt = arch::load_relaxed(h.headers[b].type);
+      const std::uint32_t bt = arch::load_relaxed(*arch::ordered_after(&h.headers[b].type, c.previous));
       if (bt != t) {
         type_ok = false;
         hand_back_foreign(h, b, bt, c.claimed(), c.emptied_word());
@@ -320,9 +332,18 @@ SHOAL_DEVICE inline void* allocate(const heap_view& h, std::uint32_t t) {
     else b = bitmap_npos;
     const arch::lane_mask pending = arch::ballot(group, needs);
     if (pending == 0) break;
-    // A lane that had no candidate in a later round walked and saw active[t] empty.
-    if (round == 0 || arch::ballot(group, word != nullptr) != 0) continue;
-    // Every walker saw active[t] empty: a fresh block, or the decision that the heap is full.
+    // After one round of walking, a fresh block while there are free ones: a walk that went on
+    // would chase the few blocks with room that every processor's walkers find at once (slower
+    // than opening, 3× for full warps on the H100). Later, with no free block left, walk until
+    // every walker sees active[t] empty, then decide.
+    bool try_open = false;
+    if (round > 0 && arch::ballot(group, b != bitmap_npos) == 0) {  // no owner kept a block
+      bool fresh = false;
+      if (round == 1 && arch::lane_id() == leader) fresh = !h.free_blocks().empty();
+      try_open = arch::shuffle(group, fresh, leader) || arch::ballot(group, word != nullptr) == 0;
+    }
+    if (!try_open) continue;
+    // A fresh block, or the decision that the heap is full.
     std::uint32_t count = 0;
     std::uint64_t block = bitmap_npos;
     step s = step::retry;
