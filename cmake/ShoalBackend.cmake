@@ -1,7 +1,5 @@
-# Backend plumbing shared by every target that holds device code.
-#
-# Device code lives in ordinary .cpp files and is written once. In a cuda build those files are
-# compiled by nvcc (LANGUAGE CUDA); in a cpu build by the host compiler with OpenMP.
+# Backend plumbing shared by every target that holds device code: the backend's dependencies,
+# and the functions that compile device code for it (ShoalAddExecutable.cmake).
 
 if(SHOAL_BACKEND STREQUAL "cuda")
   find_package(CUDAToolkit REQUIRED)
@@ -16,18 +14,5 @@ else()
   endif()
 endif()
 
-# shoal_backend_sources(<target> <files>...): add device-code sources to a target.
-function(shoal_backend_sources target)
-  target_sources(${target} PRIVATE ${ARGN})
-  if(SHOAL_BACKEND STREQUAL "cuda")
-    set_source_files_properties(${ARGN} DIRECTORY ${CMAKE_CURRENT_SOURCE_DIR}
-                                PROPERTIES LANGUAGE CUDA)
-  endif()
-endfunction()
-
-# shoal_add_executable(<name> <files>...): an executable whose sources hold device code.
-function(shoal_add_executable name)
-  add_executable(${name})
-  shoal_backend_sources(${name} ${ARGN})
-  target_link_libraries(${name} PRIVATE shoal::shoal)
-endfunction()
+# shoal_backend_sources() and shoal_add_executable(), also installed with the package.
+include(${CMAKE_CURRENT_LIST_DIR}/ShoalAddExecutable.cmake)

@@ -3,6 +3,11 @@
 /// Backend selection macros. Exactly one of SHOAL_BACKEND_CUDA / SHOAL_BACKEND_CPU is defined
 /// by the build (see cmake/ShoalBackend.cmake); everything above `arch/` only uses the macros here.
 
+// Linking shoal::shoal asks for C++20; this catches a build that compiles the headers otherwise.
+#if __cplusplus < 202002L
+#error "Shoal needs C++20"
+#endif
+
 #if defined(SHOAL_BACKEND_CUDA) == defined(SHOAL_BACKEND_CPU)
 #error "Define exactly one of SHOAL_BACKEND_CUDA or SHOAL_BACKEND_CPU (the build system does this)"
 #endif
