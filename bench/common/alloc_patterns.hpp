@@ -214,17 +214,23 @@ inline void birth_death(benchmark::State& state, std::uint64_t n, std::uint32_t 
 /// do-all over `critters` objects.
 template <class Add>
 void add_allocation_patterns(Add add, std::initializer_list<std::uint64_t> thread_counts, std::uint64_t critters) {
+  // Every pattern at the smallest count; at the larger ones only what the allocation issue sets
+  // goals for (the suite's time budget: a mixed make of 2^24 threads takes up to 0.2 s a run).
+  bool first = true;
   for (const std::uint64_t n : thread_counts) {
     const std::string t = "/threads:" + std::to_string(n);
     for (const std::uint32_t lanes : {1u, 4u, 32u}) {
+      if (!first && lanes == 4) continue;
       add("make_lanes/lanes:" + std::to_string(lanes) + t, make_lanes, n, lanes);
       add("destroy_lanes/lanes:" + std::to_string(lanes) + t, destroy_lanes, n, lanes);
     }
     for (const std::uint32_t classes : {2u, 3u, 0u}) {
+      if (!first && classes == 2) continue;
       const std::string c = classes == 0 ? "/classes:populate" : "/classes:" + std::to_string(classes);
       add("make_mixed" + c + t, make_mixed_classes, n, classes);
-      add("destroy_mixed" + c + t, destroy_mixed_classes, n, classes);
+      if (first) add("destroy_mixed" + c + t, destroy_mixed_classes, n, classes);
     }
+    first = false;
   }
   const std::string o = "/objects:" + std::to_string(critters);
   for (const std::uint32_t bp : {100u, 1000u, 5000u}) {
