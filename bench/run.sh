@@ -92,14 +92,7 @@ else
   echo "build: $(shoal_duration $((SECONDS - start)))"
 fi
 
-# Google Benchmark 1.7 (Debian 12) reads --benchmark_min_time as a plain number of seconds;
-# later versions also take "0.05s" (and document that form). Ask the binary which it accepts.
-calib="$BENCH_BUILD/bench/${BINARY[calibrate]}"
-if "$calib" --benchmark_min_time="${MIN_TIME}s" --benchmark_filter=empty_launch --benchmark_list_tests >/dev/null 2>&1; then
-  min_time_flag="--benchmark_min_time=${MIN_TIME}s"
-else
-  min_time_flag="--benchmark_min_time=${MIN_TIME}"
-fi
+min_time_flag=$(shoal_min_time_flag "$BENCH_BUILD/bench/${BINARY[calibrate]}" "$MIN_TIME")
 
 # ---------------------------------------------------------------------------------------------
 # The GPU's name and clocks as nvidia-smi reports them (the calibration suite adds what the CUDA

@@ -21,7 +21,9 @@
 #   OUT               where logs and results go (default: build/gpu-check)
 #   SANITIZER_FILTER  gtest filter for the sanitizer runs, e.g. 'Bitmap.Sequential*:BitmapLayout.*'
 #   JOBS              build parallelism (default 16)
-#   BENCH_ARGS        extra arguments for every benchmark binary (e.g. --benchmark_min_time=0.1s)
+#   BENCH_MIN_TIME    Google Benchmark's minimum time per repetition in seconds (default 0.05),
+#                     passed in the form the installed Google Benchmark accepts
+#   BENCH_ARGS        extra arguments for every benchmark binary
 #   BENCH_ONLY        run only the benchmark binaries whose name matches this regex (e.g. doall)
 #   GPU_CHECK_BUDGET  seconds for the whole script (default 560); each step's time limit is
 #                     capped so that the script ends, with its summary, inside this budget
@@ -209,9 +211,20 @@ read -r -a bench_args <<<"${BENCH_ARGS:-}"
 for b in "${benches[@]}"; do
   name=$(basename "$b")
   [[ -n "${BENCH_ONLY:-}" && ! $name =~ ${BENCH_ONLY} ]] && continue
-  run_logged "$log" "$(limit_for "${BENCH_TIMEOUT:-300}")" "$b" \
-    --benchmark_out="$json_dir/$name.json" --benchmark_out_format=json "${bench_args[@]}" ||
-    { bench_failed=1; echo "!!! $name failed" | tee -a "$log"; }
+  # Written beside its final name and moved there only when the binary finished: a run cut by
+  # its time limit leaves no half-written JSON file behind.
+  run_logged "$log" "$(limit_for "${BENCH_TIMEOUT:-300}")" "$b" "$(shoal_min_time_flag "$b" "${BENCH_MIN_TIME:-0.05}")" \
+    --benchmark_out="$json_dir/$name.json.part" --benchmark_out_format=json "${bench_args[@]}"
+  rc=$?
+  if ((rc == 0)); then
+    mv "$json_dir/$name.json.part" "$json_dir/$name.json"
+  else
+    rm -f "$json_dir/$name.json.part"
+    bench_failed=1
+    why="status $rc"
+    ((rc == 124 || rc == 137)) && why="timed out"
+    echo "!!! $name failed ($why); its JSON file was not kept" | tee -a "$log"
+  fi
   bench_ran=$((bench_ran + 1))
 done
 mapfile -t jsons < <(find "$json_dir" -name '*.json' | sort)

@@ -49,3 +49,15 @@ shoal_gpu_usable() {
   list=$(nvidia-smi -L 2>/dev/null) || return 1
   [[ "$list" == *GPU* ]]
 }
+
+# The --benchmark_min_time flag for `seconds`, in the form the Google Benchmark that `binary`
+# links accepts: 1.7 (Debian 12) reads a plain number, later versions also take (and document)
+# "0.05s". The binary is asked, with a run that lists its benchmarks and does nothing else.
+shoal_min_time_flag() {
+  local binary=$1 seconds=$2
+  if "$binary" --benchmark_min_time="${seconds}s" --benchmark_list_tests >/dev/null 2>&1; then
+    echo "--benchmark_min_time=${seconds}s"
+  else
+    echo "--benchmark_min_time=${seconds}"
+  fi
+}
