@@ -4,11 +4,14 @@
 #
 #   1. installs missing Debian packages (apt-get; only when something is missing)
 #   2. cpu-release:  configure, build, ctest
+#      downstream:   install cpu-release to a temporary prefix, build examples/downstream against
+#                    it (find_package(shoal)) and run it: the package as a user's project sees it
 #   3. cpu-tsan:     configure, build, ctest under ThreadSanitizer (keeps the lock-free code honest)
 #   4. cpu-asan:     configure, build, ctest under AddressSanitizer + UndefinedBehaviorSanitizer
 #                    (checked heap; the checkpoint and command-line fuzz tests run here too)
-#   5. cuda-release: configure and build when nvcc is found, so nvcc-only breakage fails here too;
-#                    ctest -L gpu only when a GPU is usable
+#   5. cuda-release: configure and build when nvcc is found, so nvcc-only breakage fails here too,
+#                    and build examples/downstream against its install; ctest -L gpu and the
+#                    example's run only when a GPU is usable
 #
 # Works on a fresh Debian 12 machine without a GPU (as root, or with sudo). Build trees go to
 # build/<preset> (see CMakePresets.json); a second run is incremental.
@@ -55,6 +58,30 @@ configure_and_build() {
   shoal_timed cmake --build --preset "$preset" -j"$JOBS"
 }
 
+# build_downstream <preset> run|no-run: installs build/<preset> to a temporary prefix, configures
+# and builds examples/downstream against it in a temporary build directory, and (run) runs it:
+# it must print its summary line and exit 0. The temporary directories go when it passes; when
+# it fails they stay for a look (their paths are printed).
+build_downstream() {
+  local preset=$1 mode=$2 tmp out
+  tmp=$(mktemp -d -t "shoal-downstream-$preset.XXXXXX")
+  echo "downstream: prefix $tmp/prefix, build $tmp/build"
+  # Without its line per file (the failures go to stderr and the status stays: pipefail).
+  shoal_timed cmake --install "build/$preset" --prefix "$tmp/prefix" | sed '/^-- \(Installing\|Up-to-date\): /d'
+  shoal_timed cmake -S examples/downstream -B "$tmp/build" -G Ninja -DCMAKE_BUILD_TYPE=Release \
+    -DCMAKE_PREFIX_PATH="$tmp/prefix"
+  shoal_timed cmake --build "$tmp/build"
+  if [[ "$mode" == run ]]; then
+    out=$("$tmp/build/walkers")
+    echo "$out"
+    if [[ "$out" != "downstream: backend="*" heap=ok" ]]; then
+      echo "error: examples/downstream printed no summary line" >&2
+      return 1
+    fi
+  fi
+  rm -rf "$tmp"
+}
+
 # ---------------------------------------------------------------------------------------------
 begin_step packages
 shoal_section "packages"
@@ -68,6 +95,12 @@ begin_step cpu-release
 configure_and_build cpu-release
 shoal_section "cpu-release: test"
 shoal_timed ctest --preset cpu-release
+end_step
+
+# ---------------------------------------------------------------------------------------------
+begin_step downstream
+shoal_section "downstream: install cpu-release, build and run examples/downstream against it"
+build_downstream cpu-release run
 end_step
 
 # ---------------------------------------------------------------------------------------------
@@ -108,8 +141,12 @@ if shoal_find_nvcc; then
   if shoal_gpu_usable; then
     shoal_section "cuda-release: test (label gpu)"
     shoal_timed ctest --preset cuda-release
+    shoal_section "cuda-release: install, build and run examples/downstream against it"
+    build_downstream cuda-release run
     NOTE="GPU tests ran"
   else
+    shoal_section "cuda-release: install, build examples/downstream against it (no GPU: not run)"
+    build_downstream cuda-release no-run
     echo "cuda-release: GPU tests built but not run (no usable GPU: nvidia-smi -L lists none)"
     NOTE="cuda built, GPU tests not run (no GPU)"
   fi
