@@ -27,6 +27,21 @@ TEST(HeapGeometry, SmallestClassGetsSixtyFourSlots) {
   EXPECT_EQ(g.capacity[TestHeap::type_id<Large>], 3u);
 }
 
+// runtime::bytes_for sizes a heap for given objects: exactly their blocks, and one byte less
+// holds fewer blocks. (parallel_new fills blocks in order, so the objects fit exactly.)
+TEST(HeapGeometry, BytesForHoldsTheObjectsAsked) {
+  SHOAL_REQUIRE_DEVICE();
+  const std::size_t bytes = Runtime::bytes_for<Small, Large>(1000, 10);
+  Runtime rt(bytes);
+  EXPECT_EQ(rt.blocks(), (1000u + 63) / 64 + (10u + 2) / 3);
+  EXPECT_LT(Runtime(bytes - 1).blocks(), rt.blocks());
+  rt.parallel_new<Small>(1000);
+  rt.parallel_new<Large>(10);
+  EXPECT_NO_THROW(rt.synchronize());
+  EXPECT_EQ(rt.stats().live(), 1010u);
+  EXPECT_EQ(Runtime::bytes_for<Small>(0), Runtime::bytes_for<Small>(1)) << "at least one block";
+}
+
 struct slot_record {
   std::uint64_t block, slot, owner_addr, check_addr;
 };

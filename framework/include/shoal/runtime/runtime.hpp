@@ -61,11 +61,7 @@ class runtime {
     geometry_ = detail::compute_geometry<Heap>();
     const std::uint64_t bb = geometry_.block_bytes;
     const std::uint64_t bitmaps = 1 + 2 * Heap::num_types;
-    auto total = [&](std::uint64_t m) {
-      return m * (bb + block_extra_bytes) +
-             bitmaps * bitmap_layout::for_bits(m).total_words * sizeof(std::uint64_t) +
-             tail_bytes;
-    };
+    auto total = [](std::uint64_t m) { return bytes_for_blocks(m); };
     // The most blocks that fit, by bisection (total() grows with m; a search step by step from
     // an estimate took 2^41 steps for a heap of 2^60 bytes).
     std::uint64_t m = 0;
@@ -108,6 +104,26 @@ class runtime {
         (std::uint64_t{1} << detail::address_bits))
       throw error("shoal: the heap lies above 2^47, where object pointers cannot address it");
     clear();
+  }
+
+  /// The heap size to give the constructor so that it holds `counts` objects of the classes `Ts`
+  /// at once, every class's blocks full but its last one:
+  ///
+  ///   const std::size_t bytes = shoal::runtime<Ocean>::bytes_for<Fish, Shark>(cells / 4, cells / 4);
+  ///
+  /// Objects made and destroyed over time leave blocks part-full, so a model whose population
+  /// moves needs room on top of this (the apps ask for 1.5–3×).
+  template <class... Ts, class... Counts>
+  static std::size_t bytes_for(Counts... counts) {
+    static_assert(sizeof...(Ts) == sizeof...(Counts) && sizeof...(Ts) > 0,
+                  "bytes_for<Classes...>(counts...): one count per class");
+    static_assert((!abstract_object<Ts> && ...), "bytes_for: an abstract class has no objects of its own");
+    constexpr detail::heap_geometry g = detail::geometry_of<Heap>;
+    std::uint64_t blocks = 0;
+    ((blocks += (static_cast<std::uint64_t>(counts) + g.capacity[Heap::template type_id<Ts>] - 1) /
+                g.capacity[Heap::template type_id<Ts>]),
+     ...);
+    return bytes_for_blocks(std::max<std::uint64_t>(blocks, 1));
   }
 
   runtime(runtime&&) noexcept = default;
@@ -502,6 +518,13 @@ class runtime {
   static constexpr std::uint64_t block_extra_bytes = sizeof(detail::block_header) + sizeof(std::uint64_t);
   static constexpr std::uint64_t tail_bytes =
       errors_bytes + counters_bytes + sizeof(detail::heap_view) + 256;
+
+  /// Device bytes of a heap of m blocks: data, headers and snapshots, bitmaps, the tail.
+  static std::uint64_t bytes_for_blocks(std::uint64_t m) {
+    constexpr std::uint64_t bitmaps = 1 + 2 * Heap::num_types;
+    return m * (detail::geometry_of<Heap>.block_bytes + block_extra_bytes) +
+           bitmaps * bitmap_layout::for_bits(m).total_words * sizeof(std::uint64_t) + tail_bytes;
+  }
 
   std::vector<detail::block_header> download_headers() const {
     std::vector<detail::block_header> h(view_.blocks);
