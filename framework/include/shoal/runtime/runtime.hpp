@@ -215,11 +215,18 @@ class runtime {
         constexpr std::uint32_t t = Heap::template type_id<U>;
         constexpr std::uint32_t capacity = detail::geometry_of<Heap>.capacity[t];
         const counter_pair c = next_do_all_counters();
+#if defined(SHOAL_BACKEND_CUDA)
         const detail::block_lister lister(view_, t, do_all_list_.data(), c.current);
         arch::for_each_index_then_listed<capacity>(
             launch_graphs_, static_cast<int>(do_all_parity_), lister.items(), lister, do_all_list_.data(), c.current,
             view_.blocks, detail::slot_visitor<U, T, Method, capacity>(view_, t, args...),
             detail::snapshot_word{view_.snapshots}, device_view_, c.next);
+#else
+        detail::list_blocks_in_use(view_, t, do_all_list_.data(), c.current);
+        arch::for_each_listed<capacity>(do_all_list_.data(), c.current, view_.blocks,
+                                        detail::slot_visitor<U, T, Method, capacity>(view_, t, args...),
+                                        detail::snapshot_word{view_.snapshots}, device_view_, c.next);
+#endif
       }
     });
   }
