@@ -6,6 +6,7 @@
 #   2. cpu-release:  configure, build, ctest
 #      downstream:   install cpu-release to a temporary prefix, build examples/downstream against
 #                    it (find_package(shoal)) and run it: the package as a user's project sees it
+#      api-docs:     scripts/docs.sh, Doxygen over the public headers (a warning fails)
 #   3. cpu-tsan:     configure, build, ctest under ThreadSanitizer (keeps the lock-free code honest)
 #   4. cpu-asan:     configure, build, ctest under AddressSanitizer + UndefinedBehaviorSanitizer
 #                    (checked heap; the checkpoint and command-line fuzz tests run here too)
@@ -101,6 +102,12 @@ end_step
 begin_step downstream
 shoal_section "downstream: install cpu-release, build and run examples/downstream against it"
 build_downstream cpu-release run
+end_step
+
+# ---------------------------------------------------------------------------------------------
+begin_step api-docs
+shoal_section "api-docs: Doxygen over the public headers, warnings fail (scripts/docs.sh)"
+scripts/docs.sh
 end_step
 
 # ---------------------------------------------------------------------------------------------
