@@ -39,6 +39,7 @@
 #include "shoal/checkpoint/bytes.hpp"
 #include "shoal/checkpoint/crc32c.hpp"
 #include "shoal/checkpoint/error.hpp"
+#include "shoal/io/temporary_files.hpp"
 
 namespace shoal::checkpoint {
 
@@ -126,38 +127,16 @@ class writer {
   /// one, never a mixture; a failure removes the temporary file and throws checkpoint_error.
   void commit(const std::string& path) const { write_atomically(path, bytes()); }
 
+  /// The temporary file is registered for removal on SIGINT/SIGTERM, and stale ones of dead
+  /// processes beside `path` are removed first (io/temporary_files.hpp). A `path` that is a
+  /// symbolic link is followed: its target is replaced, the link stays.
   static void write_atomically(const std::string& path, std::span<const std::byte> data) {
-    const std::string tmp = path + ".tmp-" + std::to_string(::getpid());
-    auto fail = [&](const char* what) {
-      const std::string why = std::strerror(errno);
-      ::unlink(tmp.c_str());
-      throw checkpoint_error("cannot write checkpoint '" + path + "': " + what + ": " + why);
-    };
-    const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    if (fd < 0) fail("open");
-    std::size_t done = 0;
-    while (done < data.size()) {
-      const ssize_t n = ::write(fd, data.data() + done, data.size() - done);
-      if (n < 0 && errno == EINTR) continue;
-      if (n <= 0) {
-        ::close(fd);
-        fail("write");
-      }
-      done += static_cast<std::size_t>(n);
-    }
-    if (::fsync(fd) != 0) {
-      ::close(fd);
-      fail("fsync");
-    }
-    if (::close(fd) != 0) fail("close");
-    if (::rename(tmp.c_str(), path.c_str()) != 0) fail("rename");
-    // The rename is durable once the directory entry is on disk.
-    const std::size_t slash = path.rfind('/');
-    const std::string dir = slash == std::string::npos ? "." : (slash == 0 ? "/" : path.substr(0, slash));
-    const int dfd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (dfd >= 0) {
-      ::fsync(dfd);
-      ::close(dfd);
+    try {
+      io::temporary_file t(path, "checkpoint");
+      t.write(data.data(), data.size());
+      t.commit();
+    } catch (const io::output_error& e) {
+      throw checkpoint_error(e.what());
     }
   }
 

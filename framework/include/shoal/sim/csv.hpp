@@ -6,16 +6,24 @@
 ///
 ///   sim::csv_writer csv(path, {"fish", "sharks"});      // throws sim::csv_error if it cannot write
 ///   if (sim::csv_writer::due(step, every, last)) csv.row(step, {fish, sharks});
+///   csv.close();                                         // the file appears at `path` only now
+///
+/// The rows go to a temporary file beside `path` (io/temporary_files.hpp) that close() renames
+/// over it: a run that fails or is interrupted before close() leaves the file that was at
+/// `path` as it was, and its partial rows are removed with the temporary file.
 
 #include <cinttypes>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <initializer_list>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <type_traits>
 #include <vector>
+
+#include "shoal/io/temporary_files.hpp"
 
 namespace shoal::sim {
 
@@ -57,20 +65,22 @@ class csv_value {
 
 class csv_writer {
  public:
-  /// Creates (truncates) `path` and writes the header. Throws csv_error naming the file.
-  csv_writer(const std::string& path, std::vector<std::string> columns)
-      : path_(path), columns_(columns.size()) {
-    file_ = std::fopen(path.c_str(), "w");
-    if (file_ == nullptr) throw csv_error("cannot write the CSV file '" + path + "'");
+  /// Opens the temporary file beside `path` and writes the header. Throws csv_error naming
+  /// the file.
+  csv_writer(const std::string& path, std::vector<std::string> columns) : path_(path), columns_(columns.size()) {
+    try {
+      file_.emplace(path, "the CSV file");
+    } catch (const io::output_error& e) {
+      throw csv_error(e.what());
+    }
     std::string header = "step";
     for (const auto& c : columns) header += "," + c;
     write_line(header);
   }
   csv_writer(const csv_writer&) = delete;
   csv_writer& operator=(const csv_writer&) = delete;
-  ~csv_writer() {
-    if (file_ != nullptr) std::fclose(file_);
-  }
+  /// Without close(): the temporary file is removed and `path` keeps what it had.
+  ~csv_writer() = default;
 
   /// Whether step is sampled: step 0, every `every`-th step, and the last step.
   static bool due(std::uint64_t step, std::uint64_t every, std::uint64_t last) {
@@ -90,24 +100,39 @@ class csv_writer {
     write_line(line);
   }
 
-  /// Flushes and closes; throws csv_error if anything could not be written (disk full).
+  /// Writes what is buffered and renames the file into place; throws csv_error if anything
+  /// could not be written (disk full), leaving `path` as it was.
   void close() {
-    if (file_ == nullptr) return;
-    const bool ok = std::fflush(file_) == 0 && !std::ferror(file_);
-    const bool closed = std::fclose(file_) == 0;
-    file_ = nullptr;
-    if (!ok || !closed) throw csv_error("error while writing the CSV file '" + path_ + "'");
+    if (!file_) return;
+    try {
+      flush();
+      file_->commit();
+    } catch (const io::output_error& e) {
+      file_.reset();
+      throw csv_error(e.what());
+    }
+    file_.reset();
   }
 
  private:
   void write_line(const std::string& line) {
-    if (std::fputs(line.c_str(), file_) < 0 || std::fputc('\n', file_) == EOF)
-      throw csv_error("error while writing the CSV file '" + path_ + "'");
+    buffer_ += line;
+    buffer_ += '\n';
+    if (buffer_.size() >= (std::size_t{1} << 16)) flush();
+  }
+  void flush() {
+    try {
+      file_->write(buffer_.data(), buffer_.size());
+    } catch (const io::output_error& e) {
+      throw csv_error(e.what());
+    }
+    buffer_.clear();
   }
 
   std::string path_;
   std::size_t columns_;
-  std::FILE* file_ = nullptr;
+  std::optional<io::temporary_file> file_;
+  std::string buffer_;  ///< rows not yet written (one write per 64 KiB)
 };
 
 }  // namespace shoal::sim

@@ -1,0 +1,136 @@
+// Outputs that appear whole or not at all (io/temporary_files.hpp, sim::csv_writer, the
+// checkpoint writer): a file a user had is never lost to a run that fails or is interrupted,
+// links are followed, and temporary files are removed on SIGINT/SIGTERM or by a later run.
+#include <signal.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "shoal/checkpoint/file.hpp"
+#include "shoal/io/temporary_files.hpp"
+#include "shoal/sim/csv.hpp"
+#include "test_support.hpp"
+
+namespace shoal::test {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string slurp(const fs::path& p) {
+  std::ifstream f(p);
+  std::stringstream s;
+  s << f.rdbuf();
+  return s.str();
+}
+
+void put(const fs::path& p, const std::string& text) { std::ofstream(p) << text; }
+
+/// A fresh directory for one test, removed at its end.
+struct scratch_dir {
+  fs::path dir;
+  explicit scratch_dir(const std::string& name)
+      : dir(fs::temp_directory_path() / ("shoal_out_" + name + "_" + std::to_string(::getpid()))) {
+    fs::remove_all(dir);
+    fs::create_directories(dir);
+  }
+  ~scratch_dir() { fs::remove_all(dir); }
+  fs::path operator/(const std::string& f) const { return dir / f; }
+  /// The names in the directory, sorted.
+  std::vector<std::string> names() const {
+    std::vector<std::string> out;
+    for (const auto& e : fs::directory_iterator(dir)) out.push_back(e.path().filename().string());
+    std::sort(out.begin(), out.end());
+    return out;
+  }
+};
+
+/// A pid that no process has: a child that has exited and been waited for.
+pid_t dead_pid() {
+  const pid_t child = ::fork();
+  if (child == 0) ::_exit(0);
+  int status = 0;
+  ::waitpid(child, &status, 0);
+  return child;
+}
+
+TEST(OutputFiles, CsvAppearsOnlyWhenClosedAndAFailedRunKeepsTheOldFile) {
+  const scratch_dir d("csv");
+  const fs::path csv = d / "run.csv";
+  put(csv, "keep\n");
+  {
+    sim::csv_writer w(csv.string(), {"a"});
+    w.row(0, {1});
+    EXPECT_EQ(slurp(csv), "keep\n") << "rows are not visible before close()";
+    // Destroyed without close(): the run failed.
+  }
+  EXPECT_EQ(slurp(csv), "keep\n");
+  EXPECT_EQ(d.names(), std::vector<std::string>{"run.csv"}) << "no temporary file left behind";
+  {
+    sim::csv_writer w(csv.string(), {"a"});
+    w.row(0, {1});
+    w.close();
+  }
+  EXPECT_EQ(slurp(csv), "step,a\n0,1\n");
+  EXPECT_EQ(d.names(), std::vector<std::string>{"run.csv"});
+}
+
+TEST(OutputFiles, ASymbolicLinkIsFollowedAndStaysALink) {
+  const scratch_dir d("link");
+  put(d / "real.csv", "old\n");
+  fs::create_symlink("real.csv", d / "link.csv");
+  sim::csv_writer w((d / "link.csv").string(), {"a"});
+  w.row(3, {4});
+  w.close();
+  EXPECT_TRUE(fs::is_symlink(d / "link.csv"));
+  EXPECT_EQ(slurp(d / "real.csv"), "step,a\n3,4\n");
+  checkpoint::writer c;
+  c.value("x", std::uint64_t{5});
+  c.commit((d / "link.csv").string());
+  EXPECT_TRUE(fs::is_symlink(d / "link.csv"));
+  EXPECT_EQ(checkpoint::reader((d / "real.csv").string()).value<std::uint64_t>("x"), 5u);
+}
+
+TEST(OutputFiles, StaleTemporariesOfDeadProcessesAreRemovedOthersStay) {
+  const scratch_dir d("stale");
+  const std::string dead = "ck.tmp-" + std::to_string(dead_pid());
+  const std::string alive = "ck.tmp-" + std::to_string(::getppid());
+  put(d / dead, "x");
+  put(d / alive, "x");
+  put(d / "other.tmp-1", "x");    // another target's
+  put(d / "ck.tmp-12ab", "x");    // not a pid
+  checkpoint::writer c;
+  c.value("x", std::uint64_t{1});
+  c.commit((d / "ck").string());
+  std::vector<std::string> expected{alive, "ck", "ck.tmp-12ab", "other.tmp-1"};
+  std::sort(expected.begin(), expected.end());
+  EXPECT_EQ(d.names(), expected);
+}
+
+TEST(OutputFiles, SigtermAndSigintRemoveTheTemporaryFile) {
+  for (const int sig : {SIGTERM, SIGINT}) {
+    const scratch_dir d("signal" + std::to_string(sig));
+    put(d / "run.csv", "keep\n");
+    const pid_t child = ::fork();
+    if (child == 0) {
+      sim::csv_writer w((d / "run.csv").string(), {"a"});
+      w.row(0, {1});
+      ::raise(sig);
+      ::_exit(0);  // not reached
+    }
+    int status = 0;
+    ASSERT_EQ(::waitpid(child, &status, 0), child);
+    EXPECT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == sig) << "the process dies of the signal";
+    EXPECT_EQ(d.names(), std::vector<std::string>{"run.csv"});
+    EXPECT_EQ(slurp(d / "run.csv"), "keep\n");
+  }
+}
+
+}  // namespace
+}  // namespace shoal::test
