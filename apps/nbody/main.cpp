@@ -45,7 +45,14 @@ int run(int argc, char** argv) {
   std::fflush(stdout);
 
   shoal::arch::require_device();
-  shoal::runtime<nbody::Space> rt(o.heap_mb << 20);
+  // Device memory for the heap: a size the device cannot hold is a bad value too.
+  std::optional<shoal::runtime<nbody::Space>> heap;
+  try {
+    heap.emplace(o.heap_mb << 20);
+  } catch (const shoal::backend_error& e) {
+    return cli.fail(std::string("--heap-mb: ") + e.what());
+  }
+  shoal::runtime<nbody::Space>& rt = *heap;
   sim::sums scratch(4);
   sim::phase_timer timer(o.timing);
   auto write_row = [&](std::uint64_t step) {

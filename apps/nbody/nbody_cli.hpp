@@ -37,12 +37,12 @@ inline int parse_command_line(shoal::sim::app_cli& cli, model_flags& m, int argc
   namespace sim = shoal::sim;
   parameters& p = m.p;
   cli.app().add_option("--bodies", m.bodies, "number of bodies")->check(sim::whole_number(1, 1u << 24));
-  cli.app().add_option("--dt", p.dt, "time step")->check(sim::decimal(1e-9, 1.0));
-  cli.app().add_option("--softening", p.softening, "softening length")->check(sim::decimal(1e-6, 1.0));
-  cli.app().add_option("--gravity", p.gravity, "gravitational constant G")->check(sim::decimal(0.0, 1.0));
-  cli.app().add_option("--max-mass", p.max_mass, "masses are uniform in (0, max]")->check(sim::decimal(1e-6, 1e9));
+  cli.app().add_option("--dt", p.dt, "time step")->check(sim::decimal<float>(1e-9, 1.0));
+  cli.app().add_option("--softening", p.softening, "softening length")->check(sim::decimal<float>(1e-6, 1.0));
+  cli.app().add_option("--gravity", p.gravity, "gravitational constant G")->check(sim::decimal<float>(0.0, 1.0));
+  cli.app().add_option("--max-mass", p.max_mass, "masses are uniform in (0, max]")->check(sim::decimal<float>(1e-6, 1e9));
   cli.app().add_option("--max-speed", p.max_speed, "initial speeds are uniform in [-max, max] per axis")
-      ->check(sim::decimal(0.0, 1.0));
+      ->check(sim::decimal<float>(0.0, 1.0));
   if (const int rc = cli.parse(argc, argv); rc >= 0) return rc;
   const sim::run_options& o = cli.options();
   // A resumed run continues with the saved bodies and parameters.

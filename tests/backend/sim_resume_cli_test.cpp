@@ -93,7 +93,7 @@ TEST(SimCliCheckpoint, ResumeAdoptsTheSavedRun) {
 }
 
 TEST(SimCliCheckpoint, BadResumeFilesAreCommandLineErrors) {
-  expect_refused({"--resume", "/nonexistent/dir/x.ckpt"}, "cannot read");
+  expect_refused({"--resume", "/nonexistent/dir/x.ckpt"}, "does not exist");
   const std::string other = saved_run("otherapp", 10, 1, 5);
   expect_refused({"--resume", other}, "was not written by resumeapp");
   std::filesystem::remove(other);

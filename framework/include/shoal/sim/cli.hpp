@@ -24,6 +24,7 @@
 
 #include <cerrno>
 #include <charconv>
+#include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
@@ -34,11 +35,13 @@
 #include <string>
 #include <string_view>
 #include <system_error>
+#include <type_traits>
 
 #include <CLI/CLI.hpp>
 
 #include "shoal/checkpoint/file.hpp"
 #include "shoal/sim/checkpoints.hpp"
+#include "shoal/sim/paths.hpp"
 
 namespace shoal::sim {
 
@@ -91,36 +94,32 @@ inline CLI::Validator whole_number(std::uint64_t lo, std::uint64_t hi) {
       range, "whole_number");
 }
 
-/// CLI11 check: a finite decimal number in [lo, hi] ("0.02", "1e-3").
-inline CLI::Validator decimal(double lo, double hi) {
+/// CLI11 check: a finite decimal number in [lo, hi] ("0.02", "1e-3") that the option's type
+/// T stores as given: a value too small or too large for T (1e-50 in a float becomes 0, 1e-400
+/// is 0 even as a double) is refused, not rounded to 0 or infinity.
+template <class T = double>
+CLI::Validator decimal(double lo, double hi) {
+  static_assert(std::is_floating_point_v<T>);
   const std::string range = CLI::detail::to_string(lo) + ".." + CLI::detail::to_string(hi);
   return CLI::Validator(
       [lo, hi, range](std::string& text) -> std::string {
         double v = 0;
         const char* end = text.data() + text.size();
         const auto [ptr, ec] = std::from_chars(text.data(), end, v);
+        if (ec == std::errc::result_out_of_range && ptr == end) {
+          const bool tiny = text.find("e-") != std::string::npos || text.find("E-") != std::string::npos;
+          return "'" + text + "' is out of range: " + (tiny ? "too close to 0" : "too large") +
+                 " to be stored; needs a number in " + range;
+        }
         if (text.empty() || ec != std::errc{} || ptr != end || !(v >= lo && v <= hi))
           return "needs a number in " + range + ", got '" + text + "'";
+        const T stored = static_cast<T>(v);
+        if (v != 0 && (stored == 0 || !std::isnormal(stored) || std::isinf(stored)))
+          return "'" + text + "' is out of range: too close to 0 to be stored (needs 0 or at least " +
+                 CLI::detail::to_string(static_cast<double>(std::numeric_limits<T>::min())) + ")";
         return {};
       },
       range, "decimal");
-}
-
-/// "" when `dir` exists or could be created and a file can be written there, else why not.
-inline std::string prepare_directory(const std::string& dir) {
-  namespace fs = std::filesystem;
-  std::error_code ec;
-  fs::create_directories(dir, ec);
-  if (ec) return "cannot create directory '" + dir + "': " + ec.message();
-  if (!fs::is_directory(dir, ec)) return "'" + dir + "' is not a directory";
-  // Permission bits do not tell (root, read-only mounts): try a file.
-  const fs::path probe = fs::path(dir) / ".shoal-write-test";
-  {
-    std::ofstream f(probe);
-    if (!f) return "cannot write to directory '" + dir + "': " + std::strerror(errno);
-  }
-  fs::remove(probe, ec);
-  return "";
 }
 
 /// Smallest and largest --frame-size side.
@@ -153,9 +152,9 @@ class app_cli {
         ->check(whole_number(0, std::numeric_limits<std::uint64_t>::max()));
     app_.add_option("--heap-mb", o.heap_mb, "object heap size in MiB (device memory)")
         ->check(whole_number(1, max_heap_mb));
-    app_.add_option("--csv", o.csv, "write a CSV time series (step, populations) to FILE")
-        ->type_name("FILE");
-    app_.add_option("--csv-every", o.csv_every, "CSV row every N steps (and steps 0 and last)")
+    csv_ = app_.add_option("--csv", o.csv, "write a CSV time series (step, populations) to FILE (replaced at the end of the run)")
+               ->type_name("FILE");
+    csv_every_ = app_.add_option("--csv-every", o.csv_every, "CSV row every N steps (and steps 0 and last)")
         ->check(whole_number(1, max_steps));
     frames_ = app_.add_option("--frames", o.frames, "write PNG frames DIR/frame_NNNNNN.png (DIR is created)")
                   ->type_name("DIR");
@@ -164,7 +163,7 @@ class app_cli {
     frame_size_ = app_.add_option("--frame-size", frame_size_text_, "frame size in pixels (default: the app's)")
                       ->type_name("WxH")
                       ->check(frame_size());
-    app_.add_option("--overlay", o.overlay, "text on frames: full, stable (no steps/s: same bytes every run), none")
+    overlay_ = app_.add_option("--overlay", o.overlay, "text on frames: full, stable (no steps/s: same bytes every run), none")
         ->check(CLI::IsMember({"full", "stable", "none"}));
     window_ = app_.add_flag("--window", o.window, "show the run in a window (SDL2; keys: space n s q)");
     screenshot_at_ = app_.add_option("--screenshot-at", o.screenshot_at,
@@ -175,7 +174,7 @@ class app_cli {
     checkpoint_every_ = app_.add_option("--checkpoint-every", o.checkpoint_every,
                                         "also write the checkpoint every N steps (needs --checkpoint)")
                             ->check(whole_number(1, max_steps));
-    app_.add_option("--resume", o.resume, "continue the run saved in FILE, up to --steps in all")->type_name("FILE");
+    resume_option_ = app_.add_option("--resume", o.resume, "continue the run saved in FILE, up to --steps in all")->type_name("FILE");
     app_.add_flag("--quiet", o.quiet, "no header and no progress bar: only the summary line");
     app_.add_flag("--timing", o.timing, "print the time spent in each phase at the end");
   }
@@ -202,11 +201,10 @@ class app_cli {
     } catch (const CLI::ParseError& e) {
       return fail(e.what());
     }
-    if (const int rc = check_viewer(); rc >= 0) return rc;
-    if (checkpoint_every_->count() > 0 && options_.checkpoint.empty())
-      return fail("--checkpoint-every needs --checkpoint FILE");
-    if (checkpoint_->count() > 0 && options_.checkpoint.empty()) return fail("--checkpoint needs a file name");
+    // The --resume file first: a run that cannot continue is the first thing to say.
     if (const int rc = open_resume(); rc >= 0) return rc;
+    if (const int rc = check_outputs(); rc >= 0) return rc;
+    if (const int rc = check_viewer(); rc >= 0) return rc;
     return -1;
   }
   int parse(int argc, char** argv) { return parse(argc, const_cast<const char* const*>(argv)); }
@@ -217,14 +215,19 @@ class app_cli {
   std::uint64_t resume_step() const { return resume_step_; }
 
   /// For a model parameter saved in the --resume checkpoint: takes the saved value, unless
-  /// `flag` was given with another value (then one line and exit status 2, as parse()).
+  /// `flag` was given with another value (then one line and exit status 2, as parse()). The
+  /// saved value must pass the flag's own checks (the same validators as on the command line:
+  /// one set of rules, so a file cannot bring in a value the command line refuses).
   /// Returns -1 to go on, else the exit status.
   template <class T>
   int adopt(const std::string& flag, T& value, const T& saved) const {
-    const CLI::Option* opt = app_.get_option_no_throw(flag);
+    CLI::Option* opt = app_.get_option_no_throw(flag);
     if (opt != nullptr && opt->count() > 0 && !(value == saved))
       return fail(flag + " differs from the value saved in the --resume checkpoint ('" + options_.resume +
                   "'); leave it out to continue that run");
+    if (opt != nullptr)
+      if (const std::string why = check_saved(*opt, text_of(saved)); !why.empty())
+        return fail("--resume: checkpoint '" + options_.resume + "' is invalid: its " + flag + " " + why);
     value = saved;
     return -1;
   }
@@ -241,7 +244,7 @@ class app_cli {
 
  private:
   std::string name_;
-  CLI::App app_;
+  mutable CLI::App app_;  // mutable: adopt() runs an option's validators, which CLI11 hands out non-const
   run_options options_;
   CLI::Option* frames_ = nullptr;
   CLI::Option* frame_every_ = nullptr;
@@ -251,8 +254,62 @@ class app_cli {
   std::string frame_size_text_;
   CLI::Option* checkpoint_ = nullptr;
   CLI::Option* checkpoint_every_ = nullptr;
+  CLI::Option* csv_ = nullptr;
+  CLI::Option* csv_every_ = nullptr;
+  CLI::Option* overlay_ = nullptr;
+  CLI::Option* resume_option_ = nullptr;
   std::optional<shoal::checkpoint::reader> resume_;
   std::uint64_t resume_step_ = 0;
+
+  /// A saved value as the command line would give it: decimal digits, or the shortest text that
+  /// reads back as the same floating-point value ("nan", "inf" too).
+  template <class T>
+  static std::string text_of(const T& v) {
+    char text[64];
+    const auto r = std::to_chars(text, text + sizeof text, v);
+    return std::string(text, r.ptr);
+  }
+
+  /// "" when `text` passes every check of `opt`, else the first check's message.
+  static std::string check_saved(CLI::Option& opt, const std::string& text) {
+    for (int i = 0;; ++i) {
+      CLI::Validator* v = nullptr;
+      try {
+        v = opt.get_validator(i);
+      } catch (const CLI::OptionNotFound&) {
+        return "";
+      }
+      std::string t = text;
+      if (std::string why = (*v)(t); !why.empty()) return why;
+    }
+  }
+
+  /// The output files and --resume, before anything is written: no flag that would do nothing,
+  /// every path usable (paths.hpp), no two of them the same file.
+  int check_outputs() {
+    const auto& o = options_;
+    struct named {
+      const char* flag;
+      CLI::Option* option;
+      const std::string& path;
+    };
+    const named files[] = {{"--csv", csv_, o.csv}, {"--checkpoint", checkpoint_, o.checkpoint},
+                           {"--resume", resume_option_, o.resume}};
+    for (const auto& f : files)
+      if (f.option->count() > 0 && f.path.empty()) return fail(std::string(f.flag) + " needs a file name, got ''");
+    if (csv_every_->count() > 0 && o.csv.empty()) return fail("--csv-every needs --csv FILE");
+    if (checkpoint_every_->count() > 0 && o.checkpoint.empty()) return fail("--checkpoint-every needs --checkpoint FILE");
+    for (const auto& f : files) {
+      if (f.path.empty() || f.option == resume_option_) continue;  // --resume: open_resume()
+      if (const std::string why = check_output_file(f.path); !why.empty()) return fail(std::string(f.flag) + ": " + why);
+    }
+    for (std::size_t i = 0; i < std::size(files); ++i)
+      for (std::size_t j = i + 1; j < std::size(files); ++j)
+        if (!files[i].path.empty() && !files[j].path.empty() && same_file(files[i].path, files[j].path))
+          return fail(std::string(files[i].flag) + " '" + files[i].path + "' and " + files[j].flag + " '" +
+                      files[j].path + "' name the same file");
+    return -1;
+  }
 
   /// The viewer's options that depend on each other, and the frames directory.
   int check_viewer() {
@@ -262,6 +319,7 @@ class app_cli {
     if (frame_size_->count() > 0 && o.frames.empty() && !o.window)
       return fail("--frame-size needs --frames DIR or --window");
     if (screenshot_at_->count() > 0 && !o.window) return fail("--screenshot-at needs --window");
+    if (overlay_->count() > 0 && o.frames.empty() && !o.window) return fail("--overlay needs --frames DIR or --window");
     if (!frame_size_text_.empty()) {
       const auto x = frame_size_text_.find('x');
       std::from_chars(frame_size_text_.data(), frame_size_text_.data() + x, o.frame_width);
@@ -276,7 +334,9 @@ class app_cli {
   /// Opens --resume before any device work: a file that is missing, damaged, another app's,
   /// from another seed, or already past --steps is a bad command line.
   int open_resume() {
+    if (resume_option_->count() > 0 && options_.resume.empty()) return fail("--resume needs a file name, got ''");
     if (options_.resume.empty()) return -1;
+    if (const std::string why = check_input_file(options_.resume); !why.empty()) return fail("--resume: " + why);
     try {
       resume_.emplace(options_.resume);
       const auto app = resume_->blob(run_keys::app);

@@ -1,0 +1,134 @@
+#pragma once
+/// @file
+/// Checks of the files and directories on a command line, made before the first step so that a
+/// run never fails at its end for a path it could have refused at its start. Each returns ""
+/// when the path is fine, else why not (app_cli puts the flag in front).
+///
+/// An output FILE (--csv, --checkpoint) is written beside itself and renamed over itself
+/// (io/temporary_files.hpp), so it needs: a directory that exists and can be written, and a
+/// target that is a regular file we may write or does not exist yet. A symbolic link is
+/// followed: its target is checked (and later replaced), not the link.
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <string>
+#include <system_error>
+
+namespace shoal::sim {
+
+namespace paths_detail {
+namespace fs = std::filesystem;
+
+inline std::string in_quotes(const fs::path& p) { return "'" + p.string() + "'"; }
+
+inline const char* kind_of(fs::file_type t) {
+  switch (t) {
+    case fs::file_type::directory: return "a directory";
+    case fs::file_type::character: return "a character device";
+    case fs::file_type::block: return "a block device";
+    case fs::file_type::fifo: return "a FIFO";
+    case fs::file_type::socket: return "a socket";
+    default: return "not a regular file";
+  }
+}
+
+/// True when no write permission bit is set (root may still write it, but the user who made it
+/// read-only meant it to stay).
+inline bool read_only(const fs::file_status& s) {
+  using fs::perms;
+  return (s.permissions() & (perms::owner_write | perms::group_write | perms::others_write)) == perms::none;
+}
+}  // namespace paths_detail
+
+/// "" when a file can be created in `dir` (an existing directory), else why not. Permission bits
+/// do not tell (root, read-only mounts, /proc): a probe file is created and removed.
+inline std::string writable_directory(const std::string& dir) {
+  namespace fs = std::filesystem;
+  using paths_detail::in_quotes;
+  std::error_code ec;
+  const fs::file_status s = fs::status(dir, ec);
+  if (!fs::exists(s)) return "directory " + in_quotes(dir) + " does not exist";
+  if (!fs::is_directory(s)) return in_quotes(dir) + " is not a directory";
+  const std::string probe = (fs::path(dir) / (".shoal-write-test-" + std::to_string(::getpid()))).string();
+  const int fd = ::open(probe.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+  if (fd < 0) {
+    const int e = errno;
+    // ENOENT in an existing directory: a file system that has no files to create (/proc).
+    return "directory " + in_quotes(dir) + " is not writable" +
+           (e == ENOENT ? std::string() : std::string(" (") + std::strerror(e) + ")");
+  }
+  ::close(fd);
+  ::unlink(probe.c_str());
+  return "";
+}
+
+/// "" when `dir` exists or could be created and files can be written there, else why not.
+inline std::string prepare_directory(const std::string& dir) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  if (!fs::exists(fs::status(dir, ec))) {
+    fs::create_directories(dir, ec);
+    // Say what is in the way: a parent that cannot be written is the common case.
+    if (ec) {
+      const fs::path parent = fs::absolute(dir, ec).parent_path();
+      if (const std::string why = writable_directory(parent.string()); !why.empty())
+        return "cannot create directory '" + dir + "': " + why;
+      return "cannot create directory '" + dir + "': " + ec.message();
+    }
+  }
+  return writable_directory(dir);
+}
+
+/// "" when `path` can be written as an output file (see the file comment), else why not.
+inline std::string check_output_file(const std::string& path) {
+  namespace fs = std::filesystem;
+  using paths_detail::in_quotes;
+  if (path.empty()) return "needs a file name";
+  std::error_code ec;
+  const fs::file_status link = fs::symlink_status(path, ec);
+  const fs::file_status s = fs::status(path, ec);  // follows links
+  if (fs::is_symlink(link) && !fs::exists(s)) return in_quotes(path) + " is a symbolic link to a file that does not exist";
+  if (fs::exists(s)) {
+    if (!fs::is_regular_file(s)) return in_quotes(path) + " is " + paths_detail::kind_of(s.type()) + ", not a file";
+    if (paths_detail::read_only(s) || ::access(path.c_str(), W_OK) != 0)
+      return in_quotes(path) + " is read-only";
+  }
+  // The directory the file (a link's target) is in: the temporary file goes there.
+  const fs::path target = fs::is_symlink(link) ? fs::weakly_canonical(path, ec) : fs::path(path);
+  const fs::path dir = target.has_parent_path() ? target.parent_path() : fs::path(".");
+  return writable_directory(dir.string());
+}
+
+/// "" when `path` names a file that exists and can be read, else why not (--resume).
+inline std::string check_input_file(const std::string& path) {
+  namespace fs = std::filesystem;
+  using paths_detail::in_quotes;
+  if (path.empty()) return "needs a file name";
+  std::error_code ec;
+  const fs::file_status s = fs::status(path, ec);
+  const std::string cannot = "cannot read " + in_quotes(path) + ": ";
+  if (!fs::exists(s)) return cannot + "it does not exist";
+  if (!fs::is_regular_file(s)) return cannot + "it is " + paths_detail::kind_of(s.type()) + ", not a file";
+  if (::access(path.c_str(), R_OK) != 0) return cannot + std::strerror(errno);
+  return "";
+}
+
+/// True when `a` and `b` name the same file: the same inode if both exist (hard and symbolic
+/// links included), else the same path once resolved.
+inline bool same_file(const std::string& a, const std::string& b) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  if (fs::exists(a, ec) && fs::exists(b, ec)) {
+    const bool same = fs::equivalent(a, b, ec);
+    if (!ec) return same;
+  }
+  const fs::path ra = fs::weakly_canonical(a, ec), rb = fs::weakly_canonical(b, ec);
+  return ra == rb;
+}
+
+}  // namespace shoal::sim
