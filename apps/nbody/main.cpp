@@ -15,6 +15,7 @@
 
 #include "nbody_cli.hpp"
 #include "nbody_model.hpp"
+#include "nbody_resume.hpp"
 #include "nbody_view.hpp"
 #include "shoal/sim/sim.hpp"
 
@@ -63,7 +64,7 @@ int run(int argc, char** argv) {
   const std::uint64_t first = cli.resume_step() + 1;
   if (const shoal::checkpoint::reader* r = cli.resume()) {
     try {
-      rt.load_heap(*r);
+      nbody::resume(rt, model, *r);  // checks every saved value before loading
     } catch (const shoal::checkpoint_error& e) {
       return cli.fail(std::string("--resume: ") + e.what());
     }
@@ -101,10 +102,8 @@ int run(int argc, char** argv) {
     }
     if (csv && sim::csv_writer::due(s, o.csv_every, o.steps)) write_row(s);
     if (sim::checkpoint_due(o, s))
-      sim::write_checkpoint(o.checkpoint, "nbody", s, o.seed, [&](shoal::checkpoint::writer& w) {
-        w.value("nbody.model", model);
-        rt.save_heap(w);
-      });
+      sim::write_checkpoint(o.checkpoint, "nbody", s, o.seed,
+                            [&](shoal::checkpoint::writer& w) { nbody::save_state(w, rt, model); });
     bar.update(s);
   }
   rt.synchronize();

@@ -21,6 +21,7 @@
 #include "car.hpp"
 #include "cell_info.hpp"
 #include "network.hpp"
+#include "traffic_resume.hpp"
 
 namespace traffic {
 
@@ -132,11 +133,12 @@ class simulation {
     w.value("traffic.totals", totals_.read(0));
     w.value("traffic.step", step_);
   }
-  /// Continues a saved run on the same network (throws checkpoint_error, changing nothing, when
-  /// the file does not fit; a failure while loading the occupants leaves the cars loaded).
+  /// Continues a saved run on the same network. Every saved value is checked first
+  /// (check_saved_state): a file that does not fit throws checkpoint_error, changing nothing.
   void load(const shoal::checkpoint::reader& r) {
     const auto t = r.value<totals>("traffic.totals");
     const auto step = r.value<std::uint64_t>("traffic.step");
+    check_saved_state(r, occupant_.size());
     rt_.load_heap(r);
     rt_.load_pointers(r, "traffic.occupant", occupant_.data(), occupant_.size());
     totals_.write(0, t);

@@ -20,6 +20,7 @@
 #include "shoal/sim/sim.hpp"
 #include "wator_cli.hpp"
 #include "wator_model.hpp"
+#include "wator_resume.hpp"
 #include "wator_view.hpp"
 
 namespace {
@@ -70,8 +71,7 @@ int run(int argc, char** argv) {
   const std::uint64_t first = cli.resume_step() + 1;
   if (const shoal::checkpoint::reader* r = cli.resume()) {
     try {
-      rt.load_heap(*r);
-      rt.load_pointers(*r, "wator.cells", g.cells, g.size());
+      wator::resume(rt, g, grid, *r);  // checks every saved value before loading
     } catch (const shoal::checkpoint_error& e) {
       return cli.fail(std::string("--resume: ") + e.what());
     }
@@ -106,11 +106,8 @@ int run(int argc, char** argv) {
     }
     if (csv && sim::csv_writer::due(s, o.csv_every, o.steps)) write_row(s);
     if (sim::checkpoint_due(o, s))
-      sim::write_checkpoint(o.checkpoint, "wator", s, o.seed, [&](shoal::checkpoint::writer& w) {
-        w.value("wator.grid", grid);
-        rt.save_heap(w);
-        rt.save_pointers(w, "wator.cells", g.cells, g.size());
-      });
+      sim::write_checkpoint(o.checkpoint, "wator", s, o.seed,
+                            [&](shoal::checkpoint::writer& w) { wator::save_state(w, rt, g, grid); });
     bar.update(s);
   }
   rt.synchronize();

@@ -18,7 +18,9 @@
 /// position-independent: the block-address bits hold (block index + 1) << 8, the slot, capacity
 /// and type bits are kept, and null stays 0. Every pointer is checked on save and on load: it
 /// must name a slot of a concrete class that the field may point to, with that class's capacity,
-/// in a block of the heap. Slots that are free are stored as they are and not relocated.
+/// in a block of the heap, and that slot must hold a live object of that class (a pointer to a
+/// freed object is refused on save and on load). Slots that are free are stored as they are and
+/// not relocated.
 
 #include <algorithm>
 #include <bit>
@@ -42,13 +44,38 @@ namespace shoal::checkpoint::detail {
 
 namespace sd = shoal::detail;
 
+/// The blocks in use of a saved heap, in increasing block index: what a pointer may point to.
+struct used_blocks {
+  const std::vector<std::uint64_t>& index;
+  const std::vector<sd::block_header>& headers;
+
+  /// "" when slot `slot` of block `b` holds a live object of type `type`, else why not. A
+  /// pointer into a free slot or a block not in use would be a pointer to nothing (a use after
+  /// free, a double delete); one whose type bits differ from its block's class would read
+  /// another class's fields.
+  std::string why_not_live(std::uint64_t b, std::uint32_t type, std::uint32_t slot) const {
+    if (slot >= 64) return "names slot " + std::to_string(slot) + ", past any block's";
+    const auto it = std::lower_bound(index.begin(), index.end(), b);
+    if (it == index.end() || *it != b) return "points into block " + std::to_string(b) + ", which holds no objects";
+    const sd::block_header& h = headers[static_cast<std::size_t>(it - index.begin())];
+    if (h.type != type)
+      return "points to a type " + std::to_string(type) + " object in block " + std::to_string(b) + " of type " +
+             std::to_string(h.type);
+    if ((h.free_slots >> slot) & 1u) return "points to free slot " + std::to_string(slot) + " of block " + std::to_string(b);
+    return "";
+  }
+};
+
 /// Maps heap pointers between a heap in memory and the file's position-independent form.
 class pointer_codec {
  public:
   /// `packed`: when the saved blocks are packed into the lowest blocks on load, the saved
-  /// indices of the blocks in use, in order (see block placement in restore_heap).
-  explicit pointer_codec(const sd::heap_view& v, const std::vector<std::uint64_t>* packed = nullptr)
-      : data_(reinterpret_cast<std::uintptr_t>(v.data)), block_bytes_(v.block_bytes), blocks_(v.blocks), packed_(packed) {
+  /// indices of the blocks in use, in order (see block placement in restore_heap). `live`: the
+  /// saved heap's blocks in use; every pointer must then name a live object in them.
+  explicit pointer_codec(const sd::heap_view& v, const std::vector<std::uint64_t>* packed = nullptr,
+                         const used_blocks* live = nullptr)
+      : data_(reinterpret_cast<std::uintptr_t>(v.data)), block_bytes_(v.block_bytes), blocks_(v.blocks), packed_(packed),
+        live_(live) {
     for (std::uint32_t t = 0; t < v.num_types; ++t) capacity_[t] = v.capacity[t];
     num_types_ = v.num_types;
   }
@@ -62,6 +89,10 @@ class pointer_codec {
       why = "does not point into this heap";
       return 0;
     }
+    if (live_ != nullptr) {
+      why = live_->why_not_live((block - data_) / block_bytes_, sd::type_of(p), sd::slot_of(p));
+      if (!why.empty()) return 0;
+    }
     return (p & ~sd::block_address_mask) | (((block - data_) / block_bytes_ + 1) << sd::proxy_bits);
   }
   /// The pointer in this heap for file form f.
@@ -74,10 +105,17 @@ class pointer_codec {
       return 0;
     }
     std::uint64_t index = number - 1;
+    if (live_ != nullptr) {
+      why = live_->why_not_live(index, sd::type_of(f), sd::slot_of(f));
+      if (!why.empty()) return 0;
+    }
     if (packed_ != nullptr) {
       const auto it = std::lower_bound(packed_->begin(), packed_->end(), index);
-      // A dangling pointer into a block that was not in use has no block to go to: null.
-      if (it == packed_->end() || *it != index) return 0;
+      // (Checked above when `live` is given.) A pointer into a block not in use: none to go to.
+      if (it == packed_->end() || *it != index) {
+        why = "points into block " + std::to_string(index) + ", which holds no objects";
+        return 0;
+      }
       index = static_cast<std::uint64_t>(it - packed_->begin());
     }
     if (index >= blocks_) {
@@ -101,6 +139,7 @@ class pointer_codec {
   std::uintptr_t data_;
   std::uint64_t block_bytes_, blocks_;
   const std::vector<std::uint64_t>* packed_;
+  const used_blocks* live_;
   std::uint32_t capacity_[sd::max_types] = {};
   std::uint32_t num_types_ = 0;
 };
@@ -166,14 +205,20 @@ std::string class_name(std::uint32_t t) {
 }
 
 /// The "heap" section of the heap `v` (quiescent: the caller has synchronised).
-template <class Heap>
-std::vector<std::byte> capture_heap(const sd::heap_view& v, std::uint64_t heap_bytes) {
+/// The indices and headers of the blocks in use of heap `v` (quiescent), downloaded.
+inline void download_used_blocks(const sd::heap_view& v, std::vector<std::uint64_t>& index,
+                                 std::vector<sd::block_header>& used) {
   std::vector<sd::block_header> all(v.blocks);
   arch::copy_to_host(all.data(), v.headers, all.size() * sizeof(sd::block_header));
-  std::vector<std::uint64_t> index;
-  std::vector<sd::block_header> used;
   for (std::uint64_t b = 0; b < v.blocks; ++b)
     if (all[b].type != sd::no_type) index.push_back(b), used.push_back(all[b]);
+}
+
+template <class Heap>
+std::vector<std::byte> capture_heap(const sd::heap_view& v, std::uint64_t heap_bytes) {
+  std::vector<std::uint64_t> index;
+  std::vector<sd::block_header> used;
+  download_used_blocks(v, index, used);
 
   std::vector<std::byte> out;
   byte_sink s(out);
@@ -193,7 +238,8 @@ std::vector<std::byte> capture_heap(const sd::heap_view& v, std::uint64_t heap_b
   out.resize(data_at + used.size() * v.block_bytes);
   copy_blocks(v, index, out.data() + data_at, true);
 
-  const pointer_codec codec(v);
+  const used_blocks live{index, used};
+  const pointer_codec codec(v, nullptr, &live);
   for_each_live_pointer(pointer_fields<Heap>(), used, out.data() + data_at, v.block_bytes, v,
                         [&](std::uint64_t p, std::uint32_t targets, std::uint32_t type) {
                           std::string why;
@@ -305,7 +351,8 @@ void restore_heap(const sd::heap_view& v, const heap_image& img, const std::stri
   if (packed)
     for (std::size_t i = 0; i < placed.size(); ++i) placed[i] = i;
   std::vector<std::byte> data(img.data.begin(), img.data.end());
-  const pointer_codec codec(v, packed ? &img.index : nullptr);
+  const used_blocks live{img.index, img.headers};
+  const pointer_codec codec(v, packed ? &img.index : nullptr, &live);
   for_each_live_pointer(pointer_fields<Heap>(), img.headers, data.data(), v.block_bytes, v,
                         [&](std::uint64_t f, std::uint32_t targets, std::uint32_t type) {
                           std::string why;
@@ -352,7 +399,11 @@ std::vector<std::byte> capture_pointers(const sd::heap_view& v, const void* devi
                                         std::uint32_t targets, const std::string& name) {
   std::vector<std::uint64_t> p(n);
   if (n > 0) arch::copy_to_host(p.data(), device, n * 8);
-  const pointer_codec codec(v);
+  std::vector<std::uint64_t> index;
+  std::vector<sd::block_header> used;
+  download_used_blocks(v, index, used);
+  const used_blocks live{index, used};
+  const pointer_codec codec(v, nullptr, &live);
   std::vector<std::byte> out;
   byte_sink s(out);
   s.put(n);
@@ -378,7 +429,8 @@ void restore_pointers(const sd::heap_view& v, const heap_image& img, std::span<c
   if (count != n)
     in.fail("holds " + std::to_string(count) + " pointers; " + std::to_string(n) + " were asked for");
   if (in.left() != n * 8) in.fail("has " + std::to_string(in.left()) + " bytes for " + std::to_string(n) + " pointers (corrupt)");
-  const pointer_codec codec(v, packs_blocks(img, v, what) ? &img.index : nullptr);
+  const used_blocks live{img.index, img.headers};
+  const pointer_codec codec(v, packs_blocks(img, v, what) ? &img.index : nullptr, &live);
   std::vector<std::uint64_t> p(n);
   for (std::uint64_t i = 0; i < n; ++i) {
     std::string why;

@@ -1,0 +1,347 @@
+// Checkpoints are untrusted input: for each app (Wa-Tor, traffic, n-body), thousands of copies
+// of a valid checkpoint with random byte edits in one of its sections (every section, headers
+// included), the two checksums recomputed so that the edit reaches the parsers and checks behind
+// them, resumed in-process through the app's own code: its command-line parser with --resume
+// (apps/<app>/<app>_cli.hpp, which adopts the saved flags through the flags' own checks) and its
+// resume function (the one main.cpp calls). Each case must end in a clear refusal (status 2 and
+// one line, or one checkpoint_error line) or in a resumed run that then steps with a consistent
+// heap; never a crash, hang or sanitizer report (the test runs under ASan/UBSan and TSan too).
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <optional>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "nbody/nbody_cli.hpp"
+#include "nbody/nbody_resume.hpp"
+#include "shoal/checkpoint/crc32c.hpp"
+#include "shoal/sim/sim.hpp"
+#include "test_support.hpp"
+#include "traffic/traffic_cli.hpp"
+#include "traffic/traffic_model.hpp"
+#include "wator/wator_cli.hpp"
+#include "wator/wator_resume.hpp"
+
+namespace shoal::test {
+namespace {
+
+namespace fs = std::filesystem;
+using bytes = std::vector<std::byte>;
+
+/// Where each part of a checkpoint file lies: the header, each section (its own header, name
+/// and payload), the trailer.
+std::vector<std::pair<std::size_t, std::size_t>> parts_of(const bytes& f) {
+  std::vector<std::pair<std::size_t, std::size_t>> parts{{0, checkpoint::header_bytes}};
+  std::uint32_t sections = 0;
+  std::memcpy(&sections, f.data() + 24, 4);
+  std::size_t at = checkpoint::header_bytes;
+  for (std::uint32_t i = 0; i < sections; ++i) {
+    std::uint64_t payload = 0;
+    std::uint32_t name = 0;
+    std::memcpy(&payload, f.data() + at + 8, 8);
+    std::memcpy(&name, f.data() + at + 16, 4);
+    auto pad = [](std::size_t n) { return (n + 7) / 8 * 8; };
+    const std::size_t end = pad(pad(at + 20 + name) + payload);
+    parts.emplace_back(at, end - at);
+    at = end;
+  }
+  parts.emplace_back(at, checkpoint::trailer_bytes);
+  return parts;
+}
+
+void reseal(bytes& f) {
+  const std::uint32_t head = checkpoint::crc32c(std::span(f).first(28));
+  std::memcpy(f.data() + 28, &head, 4);
+  const std::uint32_t all = checkpoint::crc32c(std::span(f).first(f.size() - 8));
+  std::memcpy(f.data() + f.size() - 8, &all, 4);
+}
+
+/// 1 to 4 edits inside one part: random bytes, bit flips, or an interesting integer at an
+/// aligned offset (counts, indices, pointers, float bit patterns).
+void mutate(std::mt19937_64& rng, bytes& f, const std::vector<std::pair<std::size_t, std::size_t>>& parts) {
+  const auto [from, size] = parts[rng() % parts.size()];
+  auto at = [&, from = from, size = size] { return from + rng() % size; };
+  for (int e = 1 + static_cast<int>(rng() % 4); e > 0; --e) {
+    switch (rng() % 4) {
+      case 0: f[at()] = std::byte{static_cast<unsigned char>(rng())}; break;
+      case 1: f[at()] ^= std::byte{static_cast<unsigned char>(1u << (rng() % 8))}; break;
+      default: {
+        static constexpr std::uint64_t values[] = {0, 1, 2, 3, 63, 64, 0xFF, 0xFFFF, 0x7FFFFFFF, 0x80000000, 0xFFFFFFFF,
+                                                   0x7FC00000 /* NaN */, 0x7F800000 /* inf */, 0x100000000, ~0ull,
+                                                   1ull << 40, 0x7FF8000000000000ull};
+        const std::uint64_t v = values[rng() % std::size(values)];
+        const std::size_t width = rng() % 2 ? 4 : 8;
+        const std::size_t p = at() / width * width;
+        if (p >= from && p + width <= f.size()) std::memcpy(f.data() + p, &v, width);
+      }
+    }
+  }
+}
+
+bytes read_file(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::vector<char> c((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  bytes b(c.size());
+  std::memcpy(b.data(), c.data(), c.size());
+  return b;
+}
+void write_file(const fs::path& p, const bytes& b) {
+  std::ofstream(p, std::ios::binary).write(reinterpret_cast<const char*>(b.data()), static_cast<std::streamsize>(b.size()));
+}
+
+/// How one case ended.
+struct outcome {
+  bool resumed = false;
+  std::string message;  ///< the refusal's text (must be one line)
+};
+
+/// One app: writes a valid checkpoint after `saved_step` steps of a small run, and resumes a
+/// file through the app's own parser and resume code, then takes the remaining steps.
+struct app_harness {
+  std::string name;
+  std::function<void(const std::string& path)> write_good;
+  std::function<outcome(const std::string& path)> resume_and_step;
+};
+
+constexpr std::uint64_t saved_step = 4, final_step = 6;
+
+/// Runs the app's parser on `args`; nullopt to go on, else the refusal.
+template <class Parse>
+std::optional<outcome> parse_or_refuse(const std::string& app, std::vector<std::string> args, Parse&& parse) {
+  std::vector<const char*> argv{app.c_str()};
+  for (const auto& a : args) argv.push_back(a.c_str());
+  testing::internal::CaptureStderr();
+  const int rc = parse(static_cast<int>(argv.size()), argv.data());
+  const std::string err = testing::internal::GetCapturedStderr();
+  if (rc < 0) {
+    EXPECT_EQ(err, "");
+    return std::nullopt;
+  }
+  EXPECT_EQ(rc, 2) << err;
+  EXPECT_EQ(err.rfind(app + ": error: ", 0), 0u) << err;
+  return outcome{false, err.substr(0, err.size() - 1)};
+}
+
+std::vector<std::string> run_args(const std::string& path, const std::string& heap_mb) {
+  return {"--resume", path, "--steps", std::to_string(final_step), "--heap-mb", heap_mb, "--quiet"};
+}
+
+app_harness wator_harness() {
+  struct state {
+    std::optional<runtime<wator::Ocean>> rt;
+    sim::phase_timer timer{false};
+  };
+  auto s = std::make_shared<state>();
+  s->rt.emplace(std::size_t{2} << 20);
+  app_harness h;
+  h.name = "wator";
+  h.write_good = [s](const std::string& path) {
+    wator::grid_size size{16, 12};
+    wator::ocean sea(16, 12, 7);
+    auto& rt = *s->rt;
+    rt.clear();
+    wator::populate(rt, sea.view());
+    for (std::uint32_t step = 1; step <= saved_step; ++step) wator::step(rt, sea.view(), step, s->timer);
+    sim::write_checkpoint(path, "wator", saved_step, 7,
+                          [&](checkpoint::writer& w) { wator::save_state(w, rt, sea.view(), size); });
+  };
+  h.resume_and_step = [s](const std::string& path) -> outcome {
+    sim::app_cli cli("wator", wator::app_description, wator::app_defaults);
+    wator::grid_size size;
+    if (auto r = parse_or_refuse("wator", run_args(path, "2"),
+                                 [&](int argc, const char* const* argv) { return wator::parse_command_line(cli, size, argc, argv); }))
+      return *r;
+    auto& rt = *s->rt;
+    wator::ocean sea(static_cast<std::uint32_t>(size.width), static_cast<std::uint32_t>(size.height), cli.options().seed);
+    try {
+      wator::resume(rt, sea.view(), size, *cli.resume());
+    } catch (const checkpoint_error& e) {
+      return {false, e.what()};
+    }
+    for (std::uint64_t step = cli.resume_step() + 1; step <= final_step; ++step)
+      wator::step(rt, sea.view(), static_cast<std::uint32_t>(step), s->timer);
+    rt.synchronize();
+    EXPECT_EQ(rt.verify(), "");
+    EXPECT_EQ(wator::check_consistency(rt, sea.view()).misplaced, 0u);
+    return {true, ""};
+  };
+  return h;
+}
+
+traffic::saved_model saved_model_of(const traffic::options& o) {
+  return {o.network.intersections, o.model.light_period, o.model.max_speed, o.network.cell_length,
+          o.network.producer_ratio, o.network.target_ratio, o.model.car_probability, o.model.slow_probability};
+}
+
+app_harness traffic_harness() {
+  // A simulation per network: rebuilt only when a case's saved flags give another one.
+  struct state {
+    std::optional<traffic::simulation> sim;
+    std::optional<traffic::network> net;
+    traffic::saved_model flags{};
+  };
+  auto s = std::make_shared<state>();
+  auto simulation_for = [s](const traffic::options& o, std::uint64_t heap_mb) -> traffic::simulation& {
+    const traffic::saved_model m = saved_model_of(o);
+    if (!s->sim || std::memcmp(&m, &s->flags, sizeof m) != 0) {
+      s->sim.reset();
+      s->net = traffic::generate(o.network);
+      s->sim.emplace(*s->net, o.model, heap_mb << 20);
+      s->flags = m;
+    }
+    return *s->sim;
+  };
+  app_harness h;
+  h.name = "traffic";
+  h.write_good = [=](const std::string& path) {
+    sim::app_cli cli("traffic", traffic::app_description, traffic::app_defaults);
+    traffic::options o;
+    const char* argv[] = {"traffic", "--intersections", "40", "--car-probability", "0.5"};
+    ASSERT_EQ(traffic::parse_command_line(cli, o, 5, argv), -1);
+    traffic::simulation& model = simulation_for(o, 4);
+    for (std::uint64_t step = 1; step <= saved_step; ++step) {
+      model.produce();
+      model.plan();
+      model.move();
+      model.finish_step();
+    }
+    sim::write_checkpoint(path, "traffic", saved_step, cli.options().seed, [&](checkpoint::writer& w) {
+      w.value("traffic.model", saved_model_of(o));
+      model.save(w);
+    });
+    s->sim.reset();  // the fuzz cases start from a fresh simulation
+  };
+  h.resume_and_step = [=](const std::string& path) -> outcome {
+    sim::app_cli cli("traffic", traffic::app_description, traffic::app_defaults);
+    traffic::options o;
+    if (auto r = parse_or_refuse("traffic", run_args(path, "4"),
+                                 [&](int argc, const char* const* argv) { return traffic::parse_command_line(cli, o, argc, argv); }))
+      return *r;
+    traffic::simulation* model = nullptr;
+    try {
+      model = &simulation_for(o, 4);
+    } catch (const std::invalid_argument& e) {  // main.cpp: the network cannot be built (status 2)
+      return {false, e.what()};
+    }
+    const std::uint64_t need = traffic::heap_bytes_needed(s->net->cells());
+    if ((std::uint64_t{4} << 20) < need) return {false, "--heap-mb too small for the saved network"};
+    try {
+      model->load(*cli.resume());
+    } catch (const checkpoint_error& e) {
+      return {false, e.what()};
+    }
+    for (std::uint64_t step = cli.resume_step() + 1; step <= final_step; ++step) {
+      model->produce();
+      model->plan();
+      model->move();
+      model->finish_step();
+    }
+    (void)model->census();
+    EXPECT_EQ(model->runtime().verify(), "");
+    return {true, ""};
+  };
+  return h;
+}
+
+app_harness nbody_harness() {
+  struct state {
+    std::optional<runtime<nbody::Space>> rt;
+    sim::phase_timer timer{false};
+  };
+  auto s = std::make_shared<state>();
+  s->rt.emplace(std::size_t{2} << 20);
+  app_harness h;
+  h.name = "nbody";
+  h.write_good = [s](const std::string& path) {
+    nbody::model_flags m;
+    m.bodies = 100;
+    auto& rt = *s->rt;
+    rt.clear();
+    nbody::populate(rt, m.bodies, 3, m.p);
+    for (std::uint64_t step = 1; step <= saved_step; ++step) nbody::step(rt, m.p, s->timer);
+    sim::write_checkpoint(path, "nbody", saved_step, 3, [&](checkpoint::writer& w) { nbody::save_state(w, rt, m); });
+  };
+  h.resume_and_step = [s](const std::string& path) -> outcome {
+    sim::app_cli cli("nbody", nbody::app_description, nbody::app_defaults);
+    nbody::model_flags m;
+    if (auto r = parse_or_refuse("nbody", run_args(path, "2"),
+                                 [&](int argc, const char* const* argv) { return nbody::parse_command_line(cli, m, argc, argv); }))
+      return *r;
+    auto& rt = *s->rt;
+    try {
+      nbody::resume(rt, m, *cli.resume());
+    } catch (const checkpoint_error& e) {
+      return {false, e.what()};
+    }
+    for (std::uint64_t step = cli.resume_step() + 1; step <= final_step; ++step) nbody::step(rt, m.p, s->timer);
+    rt.synchronize();
+    EXPECT_EQ(rt.verify(), "");
+    return {true, ""};
+  };
+  return h;
+}
+
+/// Cases per app: 10^4 on the release build; fewer where sanitizers make each one many times
+/// slower (the presets define SHOAL_CHECKS), with the same mix of edits.
+#if defined(SHOAL_CHECKS) || defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+constexpr int cases_per_app = 2000;
+#else
+constexpr int cases_per_app = 10000;
+#endif
+
+void fuzz(const app_harness& app, std::uint64_t seed) {
+  SHOAL_REQUIRE_DEVICE();
+  // One worker thread: each case launches a few small do-alls, and waking a pool for each on a
+  // loaded two-core machine cost more than the cases themselves (the cases test the checks and
+  // the loader, not concurrency; the apps' own tests and the stress tests do that).
+  const oversubscribe one_thread(1);
+  const fs::path dir = fs::temp_directory_path() / ("shoal_ckpt_fuzz_" + app.name + "_" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  const std::string good_path = (dir / "good.ckpt").string(), path = (dir / "case.ckpt").string();
+  app.write_good(good_path);
+  const bytes good = read_file(good_path);
+  const auto parts = parts_of(good);
+  // The untouched file resumes.
+  write_file(path, good);
+  const outcome first = app.resume_and_step(path);
+  ASSERT_TRUE(first.resumed) << first.message;
+
+  std::mt19937_64 rng(seed);
+  const int cases = static_cast<int>(scaled(cases_per_app, 200));
+  int resumed = 0, refused = 0;
+  for (int i = 0; i < cases; ++i) {
+    bytes f = good;
+    mutate(rng, f, parts);
+    reseal(f);
+    write_file(path, f);
+    const outcome o = app.resume_and_step(path);
+    if (o.resumed) {
+      ++resumed;
+    } else {
+      ++refused;
+      ASSERT_FALSE(o.message.empty()) << "case " << i;
+      ASSERT_EQ(o.message.find('\n'), std::string::npos) << "case " << i << ": " << o.message;
+    }
+    if (testing::Test::HasFailure()) {
+      write_file(dir.parent_path() / ("shoal_failed_" + app.name + ".ckpt"), f);
+      FAIL() << app.name << " case " << i << " failed; its file: " << (dir.parent_path() / ("shoal_failed_" + app.name + ".ckpt"));
+    }
+  }
+  std::printf("%s checkpoint fuzz: %d edited files: %d resumed and stepped, %d refused with one line\n",
+              app.name.c_str(), cases, resumed, refused);
+  EXPECT_GT(refused, cases / 10) << "the edits must reach the checks";
+  EXPECT_GT(resumed, 0) << "some edits (free slots, padding-free values in range) must still resume";
+  fs::remove_all(dir);
+}
+
+TEST(AppCheckpointFuzz, WatorResumesOrRefusesEveryEditedCheckpoint) { fuzz(wator_harness(), 25); }
+TEST(AppCheckpointFuzz, TrafficResumesOrRefusesEveryEditedCheckpoint) { fuzz(traffic_harness(), 26); }
+TEST(AppCheckpointFuzz, NbodyResumesOrRefusesEveryEditedCheckpoint) { fuzz(nbody_harness(), 27); }
+
+}  // namespace
+}  // namespace shoal::test
