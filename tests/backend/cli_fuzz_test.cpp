@@ -4,9 +4,14 @@
 // UTF-8, checkpoint files that are valid, foreign, damaged or missing). Every list must end in
 // "run" (-1), --help (0) or a usage error (2) with exactly one line "<app>: error: ..." on
 // stderr; nothing may throw or crash (the test also runs under ASan/UBSan and TSan).
+#include <algorithm>
 #include <cstdint>
 #include <filesystem>
 #include <functional>
+#include <fstream>
+#include <memory>
+#include <sstream>
+#include <sys/stat.h>
 #include <random>
 #include <string>
 #include <vector>
@@ -21,34 +26,44 @@ namespace {
 
 namespace fs = std::filesystem;
 
-/// One app's parser: makes a fresh app_cli and parses argv with the app's own function.
+/// One app's parser: makes a fresh app_cli and parses argv with the app's own function. `into`,
+/// when given, keeps the app_cli for the caller to read its option table afterwards.
 struct app_parser {
   std::string name;
   std::vector<std::string> flags;  ///< the app's own flags
-  std::function<int(int, const char* const*)> parse;
+  std::function<int(int, const char* const*, std::unique_ptr<sim::app_cli>* into)> parse_keeping;
+  int parse(int argc, const char* const* argv) const { return parse_keeping(argc, argv, nullptr); }
 };
+
+/// Parses with `app_cli` made by `make` and the app's `parse_command_line`, handing it to `into`.
+template <class Options, class Parse>
+int parse_with(const char* name, const char* description, const sim::run_options& defaults, Parse&& parse, int argc,
+               const char* const* argv, std::unique_ptr<sim::app_cli>* into) {
+  auto cli = std::make_unique<sim::app_cli>(name, description, defaults);
+  Options o;
+  const int rc = parse(*cli, o, argc, argv);
+  if (into != nullptr) *into = std::move(cli);
+  return rc;
+}
 
 std::vector<app_parser> apps() {
   return {
       {"wator", {"--width", "--height"},
-       [](int argc, const char* const* argv) {
-         sim::app_cli cli("wator", wator::app_description, wator::app_defaults);
-         wator::grid_size g;
-         return wator::parse_command_line(cli, g, argc, argv);
+       [](int argc, const char* const* argv, std::unique_ptr<sim::app_cli>* into) {
+         return parse_with<wator::grid_size>("wator", wator::app_description, wator::app_defaults,
+                                             wator::parse_command_line, argc, argv, into);
        }},
       {"traffic",
        {"--intersections", "--cell-length", "--producer-ratio", "--target-ratio", "--car-probability",
         "--slow-probability", "--light-period", "--max-speed"},
-       [](int argc, const char* const* argv) {
-         sim::app_cli cli("traffic", traffic::app_description, traffic::app_defaults);
-         traffic::options o;
-         return traffic::parse_command_line(cli, o, argc, argv);
+       [](int argc, const char* const* argv, std::unique_ptr<sim::app_cli>* into) {
+         return parse_with<traffic::options>("traffic", traffic::app_description, traffic::app_defaults,
+                                             traffic::parse_command_line, argc, argv, into);
        }},
       {"nbody", {"--bodies", "--dt", "--softening", "--gravity", "--max-mass", "--max-speed"},
-       [](int argc, const char* const* argv) {
-         sim::app_cli cli("nbody", nbody::app_description, nbody::app_defaults);
-         nbody::model_flags m;
-         return nbody::parse_command_line(cli, m, argc, argv);
+       [](int argc, const char* const* argv, std::unique_ptr<sim::app_cli>* into) {
+         return parse_with<nbody::model_flags>("nbody", nbody::app_description, nbody::app_defaults,
+                                               nbody::parse_command_line, argc, argv, into);
        }},
   };
 }
@@ -182,6 +197,103 @@ TEST(CliFuzz, EveryAppsParserEndsInRunHelpOrOneErrorLine) {
   std::printf("cli fuzz: %llu argument lists: %llu run, %llu help, %llu usage errors\n",
               static_cast<unsigned long long>(runs + helps + errors), static_cast<unsigned long long>(runs),
               static_cast<unsigned long long>(helps), static_cast<unsigned long long>(errors));
+  fs::current_path(cwd.previous);
+  fs::remove_all(files.dir);
+}
+
+/// Values every option of its kind must refuse, by what its CLI11 type says (UINT, FLOAT, TEXT
+/// with a list of choices, or the FILE / DIR / WxH names app_cli gives); "" when the kind is
+/// unknown: a new kind of flag must be given its bad values here.
+std::vector<std::string> bad_values_for(const CLI::Option& opt, const fs::path& dir) {
+  const std::string type = opt.get_type_name();
+  const std::string d = dir.string();
+  auto starts = [&](const char* prefix) { return type.rfind(prefix, 0) == 0; };
+  if (opt.get_name() == "--resume")
+    return {"", d, d + "/missing.ckpt", d + "/damaged.ckpt", d + "/fifo", "/dev/null"};
+  if (starts("FILE"))
+    return {"", d, "/dev/null", d + "/fifo", d + "/read-only", d + "/no-dir/x", "/proc/shoal-x", d + "/dangling"};
+  if (starts("DIR")) return {"", d + "/read-only", "/proc", "/proc/shoal-x", "/dev/null"};
+  if (starts("WxH")) return {"", "abc", "0x0", "16x", "x16", "99999x16", "16x16x16", "-16x16"};
+  if (starts("TEXT:{")) return {"", "abc", "\xff\xfe", "FULL"};
+  if (starts("UINT") || starts("INT") || starts("FLOAT"))
+    return {"", "-1", "abc", "1e400", "-1e400", "99999999999999999999999", "nan", "inf", "0x10", " 5", "5 ", "\xff", "1,5"};
+  return {};
+}
+
+/// What a directory holds: names, kinds and contents (to see that nothing changed).
+std::string listing(const fs::path& dir) {
+  std::vector<std::string> lines;
+  for (const auto& e : fs::recursive_directory_iterator(dir)) {
+    std::string line = e.path().string() + " " + std::to_string(static_cast<int>(e.symlink_status().type()));
+    if (e.is_regular_file() && !e.is_symlink()) {
+      std::ifstream f(e.path(), std::ios::binary);
+      std::stringstream text;
+      text << f.rdbuf();
+      line += " " + text.str();
+    }
+    lines.push_back(line);
+  }
+  std::sort(lines.begin(), lines.end());
+  std::string all;
+  for (const auto& l : lines) all += l + "\n";
+  return all;
+}
+
+TEST(CliFuzz, EveryFlagOfEveryAppRefusesItsBadValuesNamingTheFlag) {
+  const auto list = apps();
+  fixture_files files = make_files(list);
+  // Files in the way of outputs, all inside the test's directory (plus /dev/null and /proc).
+  ::mkfifo((files.dir / "fifo").c_str(), 0644);
+  std::ofstream(files.dir / "read-only") << "keep\n";
+  fs::permissions(files.dir / "read-only", fs::perms::owner_read);
+  fs::create_symlink("nowhere", files.dir / "dangling");
+  struct in_directory {
+    fs::path previous = fs::current_path();
+    explicit in_directory(const fs::path& d) { fs::current_path(d); }
+    ~in_directory() { fs::current_path(previous); }
+  } const cwd(files.dir);
+  const std::string before = listing(files.dir);
+  int cases = 0;
+  for (const auto& app : list) {
+    // The app's flag table: every option its parser registers, the shared ones included.
+    std::unique_ptr<sim::app_cli> table;
+    const char* help[] = {app.name.c_str(), "--help"};
+    testing::internal::CaptureStdout();
+    ASSERT_EQ(app.parse_keeping(2, help, &table), 0);
+    testing::internal::GetCapturedStdout();
+    for (const CLI::Option* opt : table->app().get_options()) {
+      // --help, --window, --quiet, --timing: flags without a value (CLI11 gives them no type).
+      if (opt->get_type_size_max() == 0 || opt->get_type_name().empty()) continue;
+      const std::string flag = opt->get_name();
+      const std::vector<std::string> bad = bad_values_for(*opt, files.dir);
+      ASSERT_FALSE(bad.empty()) << app.name << " " << flag << " is of a kind without bad values here: " << opt->get_type_name();
+      for (const std::string& value : bad) {
+        const char* argv[] = {app.name.c_str(), flag.c_str(), value.c_str()};
+        testing::internal::CaptureStdout();
+        testing::internal::CaptureStderr();
+        int rc = -3;
+        try {
+          rc = app.parse(3, argv);
+        } catch (const std::exception& e) {
+          ADD_FAILURE() << app.name << " " << flag << " '" << value << "' threw " << e.what();
+        }
+        const std::string out = testing::internal::GetCapturedStdout();
+        const std::string err = testing::internal::GetCapturedStderr();
+        ++cases;
+        EXPECT_EQ(rc, 2) << app.name << " " << flag << " '" << value << "': " << err;
+        EXPECT_EQ(err.rfind(app.name + ": error: ", 0), 0u) << err;
+        EXPECT_EQ(std::count(err.begin(), err.end(), '\n'), 1) << "one line: " << err;
+        EXPECT_NE(err.find(flag), std::string::npos) << app.name << " " << flag << " '" << value << "': the message must name the flag: " << err;
+        EXPECT_EQ(out, "");
+      }
+    }
+  }
+  EXPECT_EQ(listing(files.dir), before) << "a refused command line changed a file";
+  struct stat null_status {};
+  ASSERT_EQ(::stat("/dev/null", &null_status), 0);
+  EXPECT_TRUE(S_ISCHR(null_status.st_mode)) << "/dev/null is no longer a character device";
+  std::printf("cli flag table fuzz: %d bad values over every flag of %zu apps, each refused naming its flag\n", cases,
+              list.size());
   fs::current_path(cwd.previous);
   fs::remove_all(files.dir);
 }
