@@ -15,6 +15,8 @@
 #include <stb/stb_image.h>
 #include <stb/stb_image_write.h>
 
+#include "shoal/io/temporary_files.hpp"
+
 namespace shoal::viz {
 
 namespace {
@@ -42,11 +44,6 @@ image to_image(unsigned char* data, int w, int h) {
   return img;
 }
 
-struct file_closer {
-  void operator()(std::FILE* f) const { std::fclose(f); }
-};
-
-std::string reason(const char* what) { return errno != 0 ? std::string(": ") + std::strerror(errno) : what; }
 }  // namespace
 
 void encode_png_stb(const image_view& img, std::vector<std::uint8_t>& out) {
@@ -66,14 +63,16 @@ void write_png(const std::string& path, const image_view& img) {
   // Each writer thread keeps its buffer from frame to frame: no allocation per frame.
   thread_local std::vector<std::uint8_t> bytes;
   encode_png(img, bytes);
-  errno = 0;
-  std::unique_ptr<std::FILE, file_closer> f(std::fopen(path.c_str(), "wb"));
-  if (!f) throw write_error("cannot write '" + path + "'" + reason(""));
-  errno = 0;
-  const bool wrote = std::fwrite(bytes.data(), 1, bytes.size(), f.get()) == bytes.size();
-  // fclose flushes: a full disk may only show here.
-  const bool closed = std::fclose(f.release()) == 0;
-  if (!wrote || !closed) throw write_error("cannot write '" + path + "'" + reason(": write failed"));
+  // Beside the target, renamed over it when whole: a run that fails or is interrupted never
+  // leaves a half-written frame (nor destroys the frame of an earlier run that was there).
+  // Frames are many and cheap to redo: no fsync.
+  try {
+    io::temporary_file f(path, "the frame", false);
+    f.write(bytes.data(), bytes.size());
+    f.commit(false);
+  } catch (const io::output_error& e) {
+    throw write_error(e.what());
+  }
 }
 
 image read_png(const std::string& path) {

@@ -148,10 +148,12 @@ inline void remove_stale_temporaries(const std::string& target) {
 /// committed. Throws output_error (naming the target) when it cannot be created or committed.
 class temporary_file {
  public:
-  /// `what` names the kind of file in messages ("the checkpoint", "the CSV file").
-  explicit temporary_file(const std::string& target, const std::string& what = "the file")
+  /// `what` names the kind of file in messages ("the checkpoint", "the CSV file"). `tidy`:
+  /// remove stale temporary files of the target first (a directory scan; PNG frames, one file
+  /// per step, leave it out).
+  explicit temporary_file(const std::string& target, const std::string& what = "the file", bool tidy = true)
       : target_(resolve_output(target)), shown_(what + " '" + target + "'") {
-    remove_stale_temporaries(target_);
+    if (tidy) remove_stale_temporaries(target_);
     path_ = target_ + ".tmp-" + std::to_string(::getpid());
     slot_ = detail::register_temporary(path_);
     fd_ = ::open(path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
@@ -182,9 +184,10 @@ class temporary_file {
   }
 
   /// fsync, close, rename over the target, fsync of the directory: afterwards the target holds
-  /// the new bytes, before it the old ones, never a mixture.
-  void commit() {
-    if (::fsync(fd_) != 0) fail("fsync");
+  /// the new bytes, before it the old ones, never a mixture. `durable` false leaves out the
+  /// fsyncs: readers still see the old file or the whole new one, but a power cut may lose it.
+  void commit(bool durable = true) {
+    if (durable && ::fsync(fd_) != 0) fail("fsync");
     const int fd = fd_;
     fd_ = -1;
     if (::close(fd) != 0) fail("close");
@@ -192,6 +195,7 @@ class temporary_file {
     detail::unregister_temporary(slot_);
     slot_ = -1;
     committed_ = true;
+    if (!durable) return;
     const std::filesystem::path t(target_);
     const std::string dir = t.has_parent_path() ? t.parent_path().string() : ".";
     const int dfd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
