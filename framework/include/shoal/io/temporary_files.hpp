@@ -4,7 +4,7 @@
 /// beside its target and renamed over it only when complete, so a run that fails, is
 /// interrupted or crashes leaves the file a user had there as it was.
 ///
-///   shoal::io::temporary_file t(path);   // removes stale <target>.tmp-<dead pid> files first
+///   shoal::io::temporary_file t(path);   // removes stale TARGET.tmp-PID files of dead processes first
 ///   ::write(t.fd(), ...);
 ///   t.commit();                          // fsync, rename over the target, fsync the directory
 ///                                        // (not committed: the destructor removes it)
