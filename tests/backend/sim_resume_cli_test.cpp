@@ -92,7 +92,19 @@ TEST(SimCliCheckpoint, ResumeAdoptsTheSavedRun) {
   std::filesystem::remove(file);
 }
 
+TEST(SimCliCheckpoint, ASavedValueMustPassTheFlagsOwnChecks) {
+  // adopt() runs --width's validator on the saved value: a file cannot bring in a value the
+  // command line refuses (0, or past 4096).
+  for (const std::uint64_t width : {std::uint64_t{0}, std::uint64_t{4097}, ~std::uint64_t{0}}) {
+    const std::string file = saved_run("resumeapp", 10, 1, width);
+    expect_refused({"--resume", file}, "is invalid: its --width needs a whole number in 1..4096");
+    std::filesystem::remove(file);
+  }
+}
+
 TEST(SimCliCheckpoint, BadResumeFilesAreCommandLineErrors) {
+  expect_refused({"--resume", "/tmp"}, "is a directory");
+  expect_refused({"--resume", ""}, "--resume needs a file name");
   expect_refused({"--resume", "/nonexistent/dir/x.ckpt"}, "does not exist");
   const std::string other = saved_run("otherapp", 10, 1, 5);
   expect_refused({"--resume", other}, "was not written by resumeapp");
