@@ -13,12 +13,15 @@
 /// Structure (block headers, pointer liveness, classes) is checked by the loader itself
 /// (heap_image.hpp); this is for what only the app knows.
 
+#include <algorithm>
+#include <bit>
 #include <cstdint>
 #include <cstring>
 #include <optional>
 #include <span>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <vector>
 
 #include "shoal/checkpoint/error.hpp"
