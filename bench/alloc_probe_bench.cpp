@@ -1,7 +1,7 @@
 // The allocator's search effort on a nearly full heap (issue: the benchmark suite): rounds per
 // request at the alloc suite's fill levels — the mean over requests and the mean over warps of
-// the warp's largest (the TAS and WAS of the CoRW paper, seed 000). A round is a leader step the
-// lane waited for or a walk round it searched in (shoal/heap/allocator.hpp). This is a binary of
+// the warp's largest (the TAS and WAS of the CoRW paper, seed 000). A round is one claim attempt of
+// the lane's group: on the current block, a walk probe, or a fresh block (shoal/heap/allocator.hpp). This is a binary of
 // its own because counting needs SHOAL_ALLOCATOR_PROBES defined before Shoal is included, and
 // the counting atomics would slow down every timing of the alloc suite; the times it reports
 // include that overhead and are not the allocator's speed (shoal_heap_bench measures that).

@@ -76,9 +76,14 @@ inline void report_rate(benchmark::State& state, std::uint64_t objects, std::uin
   state.counters["threads"] = static_cast<double>(threads);
 }
 
+/// Requests of `threads` threads of which lanes 0 … lanes-1 of every warp ask.
+inline std::uint64_t lane_requests(std::uint64_t threads, std::uint32_t lanes) {
+  return threads / arch::warp_width * std::min<std::uint64_t>(lanes, arch::warp_width);
+}
+
 /// `threads` threads, of which lanes 0 … lanes-1 of every warp make a 16-byte object.
 inline void make_lanes(benchmark::State& state, std::uint64_t threads, std::uint32_t lanes) {
-  const std::uint64_t objects = threads / arch::warp_width * std::min<std::uint64_t>(lanes, arch::warp_width);
+  const std::uint64_t objects = lane_requests(threads, lanes);
   runtime_of<Obj16> rt(heap_bytes_for<Obj16>(objects));
   arch::device_buffer<Obj16*> ptrs(threads);
   Obj16** p = ptrs.data();
@@ -97,7 +102,7 @@ inline void make_lanes(benchmark::State& state, std::uint64_t threads, std::uint
 
 /// The same lanes destroy what every thread made.
 inline void destroy_lanes(benchmark::State& state, std::uint64_t threads, std::uint32_t lanes) {
-  const std::uint64_t objects = threads / arch::warp_width * std::min<std::uint64_t>(lanes, arch::warp_width);
+  const std::uint64_t objects = lane_requests(threads, lanes);
   runtime_of<Obj16> rt(heap_bytes_for<Obj16>(threads));
   arch::device_buffer<Obj16*> ptrs(threads);
   Obj16** p = ptrs.data();
