@@ -9,6 +9,7 @@
 #include <optional>
 #include <string>
 
+#include "baselines/collision_baseline.hpp"
 #include "baselines/nbody_baseline.hpp"
 #include "baselines/traffic_baseline.hpp"
 #include "baselines/wator_baseline.hpp"
@@ -161,6 +162,50 @@ void nbody_static(benchmark::State& state, std::uint64_t bodies, std::uint32_t s
   report_steps(state, steps);
 }
 
+/// Collision: the app's heap (collision_cli.hpp's sizing, 2x for the blocks that merges leave
+/// part-full) and its steps from the initial state.
+void collision_app(benchmark::State& state, std::uint64_t bodies, std::uint32_t steps) {
+  const collision::parameters params;
+  runtime<collision::Space> rt(bodies * 128 + (std::size_t{8} << 20));
+  sim::phase_timer phases(false);
+  device_timer timer;
+  std::uint64_t left = 0;
+  for (auto _ : state) {
+    rt.clear();
+    collision::populate(rt, bodies, 1, params);
+    arch::synchronize();
+    state.SetIterationTime(timer.seconds([&] {
+      for (std::uint32_t s = 0; s < steps; ++s) collision::step(rt, params, phases);
+    }));
+    try {
+      rt.check_errors();
+    } catch (const error& e) {
+      fail(state, e.what());
+      break;
+    }
+    left = sim::census<collision::Space>(rt).count()[0];
+  }
+  state.counters["bodies_left"] = static_cast<double>(left);
+  report_steps(state, steps);
+}
+
+void collision_static(benchmark::State& state, std::uint64_t bodies, std::uint32_t steps) {
+  const collision::parameters params;
+  device_timer timer;
+  std::uint64_t left = 0;
+  for (auto _ : state) {
+    std::optional<collision_baseline::simulation> sim;
+    sim.emplace(bodies, 1, params);
+    arch::synchronize();
+    state.SetIterationTime(timer.seconds([&] {
+      for (std::uint32_t s = 0; s < steps; ++s) sim->step();
+    }));
+    left = sim->live();
+  }
+  state.counters["bodies_left"] = static_cast<double>(left);
+  report_steps(state, steps);
+}
+
 struct grid_size {
   std::uint32_t width, height;
 };
@@ -173,6 +218,8 @@ constexpr std::uint32_t traffic_sizes[] = {1750, 17500};
 constexpr std::uint32_t traffic_steps = 1000;
 constexpr std::uint64_t nbody_sizes[] = {2000, 20000};
 constexpr std::uint32_t nbody_steps = 50;
+constexpr std::uint64_t collision_sizes[] = {4000, 40000};
+constexpr std::uint32_t collision_steps = 100;
 constexpr int repetitions = 5;
 #else
 // Two cpu cores: sizes that keep the whole suite at a few seconds.
@@ -182,6 +229,8 @@ constexpr std::uint32_t traffic_sizes[] = {100, 300};
 constexpr std::uint32_t traffic_steps = 50;
 constexpr std::uint64_t nbody_sizes[] = {256, 1000};
 constexpr std::uint32_t nbody_steps = 5;
+constexpr std::uint64_t collision_sizes[] = {256, 1000};
+constexpr std::uint32_t collision_steps = 5;
 constexpr int repetitions = 5;
 #endif
 
@@ -226,6 +275,17 @@ void register_apps_benchmarks() {
     add("nbody/soa" + s, nbody_static<nbody_baseline::soa_bodies>, n, steps);
     add("nbody/aos" + s, nbody_static<nbody_baseline::aos_bodies>, n, steps);
   }
+  for (const std::uint64_t n : collision_sizes) {
+    const std::string s = "/bodies:" + std::to_string(n);
+    const std::uint32_t steps = collision_steps * scale;
+    add("collision/shoal" + s, collision_app, n, steps);
+    add("collision/soa" + s, collision_static, n, steps);
+  }
+#if defined(SHOAL_BACKEND_CUDA)
+  // Collision's whole default run (2,000 steps; the bodies get fewer as they merge).
+  add_benchmark("collision/shoal/bodies:40000/steps:2000", 1, collision_app, std::uint64_t{40000}, 2000u);
+  add_benchmark("collision/soa/bodies:40000/steps:2000", 1, collision_static, std::uint64_t{40000}, 2000u);
+#endif
 }
 
 }  // namespace shoal::bench

@@ -3,10 +3,13 @@
 // same rules), n-body within rounding (another summation order than the tiled helper).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <vector>
 
 #include "backend/test_support.hpp"
+#include "baselines/collision_baseline.hpp"
 #include "baselines/nbody_baseline.hpp"
 #include "baselines/traffic_baseline.hpp"
 #include "baselines/wator_baseline.hpp"
@@ -136,6 +139,73 @@ TEST(Baselines, NbodyRunMatchesAppWithinRounding) {
     expect_close(b.kinetic_energy, app.kinetic_energy, app.kinetic_energy);
     expect_close(b.momentum_x, app.momentum_x, app.kinetic_energy);
     expect_close(b.momentum_y, app.momentum_y, app.kinetic_energy);
+  }
+}
+
+// Collision: the same merges (body count, ids and masses exactly: each merge is the same
+// absorb() of the same two bodies), positions within 1e-5 of the box and the kinetic energy
+// within 1e-4 relative (the GPU sums partners in another association). The scenario is the
+// app's reference test's (apps/collision/tests): no pair within 2e-4 of the radius² at any
+// decision, so rounding cannot change a merge.
+struct no_phase_timer {
+  struct scope {};
+  scope phase(const char*) { return {}; }
+};
+
+struct collision_body {
+  std::uint32_t id;
+  float x, y, mass;
+};
+
+/// The app's bodies, in id order.
+std::vector<collision_body> app_bodies(shoal::runtime<collision::Space>& rt, std::uint64_t n) {
+  shoal::arch::device_buffer<collision_body> out(n);
+  shoal::arch::device_buffer<unsigned long long> count(1);
+  collision_body* o = out.data();
+  unsigned long long* c = count.data();
+  rt.launch(1, [=] SHOAL_DEVICE(std::size_t) {
+    std::size_t k = 0;
+    shoal::device_do<collision::Body>([&](collision::Body* b) {
+      if (k < n) o[k] = {b->id, b->x, b->y, b->mass};
+      ++k;
+    });
+    *c = k;
+  });
+  std::vector<collision_body> all = out.download();
+  all.resize(std::min<std::uint64_t>(count.read(0), n));
+  std::sort(all.begin(), all.end(), [](const collision_body& a, const collision_body& b) { return a.id < b.id; });
+  return all;
+}
+
+TEST(Baselines, CollisionRunMatchesAppWithinRounding) {
+  SHOAL_REQUIRE_DEVICE();
+  constexpr std::uint64_t n = 500, seed = 18;
+  collision::parameters p;
+  p.merge_radius = 0.05f;
+  p.gravity = 1e-6f;
+  constexpr int steps = 30;
+  shoal::runtime<collision::Space> rt(std::size_t{8} << 20);
+  collision::populate(rt, n, seed, p);
+  no_phase_timer timer;
+  for (int s = 0; s < steps; ++s) collision::step(rt, p, timer);
+  shoal::sim::sums scratch(5);
+  const collision::totals app = collision::measure(rt, scratch);
+  ASSERT_LT(app.bodies, n * 3 / 4) << "the run must merge";
+  const std::vector<collision_body> want = app_bodies(rt, n);
+
+  collision_baseline::simulation sim(n, seed, p);
+  for (int s = 0; s < steps; ++s) sim.step();
+  const collision::totals base = sim.measure();
+  EXPECT_EQ(base.bodies, app.bodies);
+  EXPECT_EQ(base.mass, app.mass);
+  expect_close(base.kinetic_energy, app.kinetic_energy, app.kinetic_energy);
+  const auto got = sim.bodies();
+  ASSERT_EQ(got.size(), want.size());
+  for (std::size_t i = 0; i < got.size(); ++i) {
+    ASSERT_EQ(got[i].id, want[i].id);
+    ASSERT_EQ(got[i].m.mass, want[i].mass) << "body " << want[i].id;
+    ASSERT_NEAR(got[i].m.x, want[i].x, 1e-5) << "body " << want[i].id;
+    ASSERT_NEAR(got[i].m.y, want[i].y, 1e-5) << "body " << want[i].id;
   }
 }
 
