@@ -321,7 +321,7 @@ TEST(Bitmap, HotWordChurnKeepsLevelsConsistent) {
   oversubscribe threads;
   for (std::uint64_t n : {64ull, 200ull, 4160ull}) {
     hierarchical_bitmap bm(n, true);
-    EXPECT_EQ(churn_hot_words(bm.ref(), static_cast<int>(scaled(20000 / scale_down * 10, 100)), 20), 0u) << "n=" << n;
+    EXPECT_EQ(churn_hot_words(bm.ref(), static_cast<int>(contended(20000 / scale_down * 10, 100)), 20), 0u) << "n=" << n;
     EXPECT_EQ(bm.count(), n);
     EXPECT_EQ(bm.check_consistency(), "") << "n=" << n;
   }
