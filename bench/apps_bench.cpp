@@ -11,6 +11,7 @@
 
 #include "baselines/collision_baseline.hpp"
 #include "baselines/nbody_baseline.hpp"
+#include "baselines/sugarscape_baseline.hpp"
 #include "baselines/traffic_baseline.hpp"
 #include "baselines/wator_baseline.hpp"
 #include "common/bench_main.hpp"
@@ -18,6 +19,7 @@
 #include "common/profile.hpp"
 #include "shoal/sim/census.hpp"
 #include "shoal/sim/phase_timer.hpp"
+#include "sugarscape/sugarscape_cli.hpp"
 
 namespace shoal::bench {
 
@@ -210,6 +212,61 @@ struct grid_size {
   std::uint32_t width, height;
 };
 
+/// Sugarscape on a width x height grid, DynaSOAr's other defaults. The heap holds an agent on
+/// every cell (the app's sizing); the counter `agents` is the population after the last step.
+sugarscape::model_flags sugarscape_flags(std::uint32_t width, std::uint32_t height) {
+  sugarscape::model_flags f;
+  f.width = width, f.height = height;
+  return f;
+}
+
+void sugarscape_app(benchmark::State& state, std::uint32_t width, std::uint32_t height, std::uint32_t steps) {
+  const sugarscape::model_flags f = sugarscape_flags(width, height);
+  runtime<sugarscape::Scape> rt(sugarscape::heap_bytes_needed(f.width * f.height));
+  sim::phase_timer phases(false);
+  sim::sums sums(5);
+  device_timer timer;
+  std::uint64_t agents = 0;
+  for (auto _ : state) {
+    rt.clear();
+    sugarscape::scape scape(f, 1);
+    const sugarscape::world& w = scape.view();
+    sugarscape::populate(rt, w, f);
+    state.SetIterationTime(timer.seconds([&] {
+      for (std::uint32_t s = 1; s <= steps; ++s) sugarscape::step(rt, w, s, phases);
+    }));
+    try {
+      rt.check_errors();
+    } catch (const error& e) {
+      fail(state, e.what());
+      break;
+    }
+    const sugarscape::totals t = sugarscape::measure(rt, w, sums);
+    agents = t.males + t.females;
+  }
+  state.counters["agents"] = static_cast<double>(agents);
+  report_steps(state, steps);
+}
+
+template <class Cells>
+void sugarscape_static(benchmark::State& state, std::uint32_t width, std::uint32_t height, std::uint32_t steps) {
+  const sugarscape::model_flags f = sugarscape_flags(width, height);
+  device_timer timer;
+  std::uint64_t agents = 0;
+  for (auto _ : state) {
+    std::optional<sugarscape_baseline::simulation<Cells>> sim;
+    sim.emplace(f, 1);
+    arch::synchronize();
+    state.SetIterationTime(timer.seconds([&] {
+      for (std::uint32_t s = 1; s <= steps; ++s) sim->step(s);
+    }));
+    const sugarscape::totals t = sim->measure();
+    agents = t.males + t.females;
+  }
+  state.counters["agents"] = static_cast<double>(agents);
+  report_steps(state, steps);
+}
+
 #if defined(SHOAL_BACKEND_CUDA)
 // The last size of each list is the app's default.
 constexpr grid_size wator_sizes[] = {{512, 640}, {1024, 1280}, {2048, 2560}};
@@ -220,6 +277,8 @@ constexpr std::uint64_t nbody_sizes[] = {2000, 20000};
 constexpr std::uint32_t nbody_steps = 50;
 constexpr std::uint64_t collision_sizes[] = {4000, 40000};
 constexpr std::uint32_t collision_steps = 100;
+constexpr grid_size sugarscape_sizes[] = {{425, 425}, {850, 850}, {1700, 1700}};
+constexpr std::uint32_t sugarscape_steps = 100;
 constexpr int repetitions = 5;
 #else
 // Two cpu cores: sizes that keep the whole suite at a few seconds.
@@ -231,6 +290,8 @@ constexpr std::uint64_t nbody_sizes[] = {256, 1000};
 constexpr std::uint32_t nbody_steps = 5;
 constexpr std::uint64_t collision_sizes[] = {256, 1000};
 constexpr std::uint32_t collision_steps = 5;
+constexpr grid_size sugarscape_sizes[] = {{64, 64}, {128, 128}};
+constexpr std::uint32_t sugarscape_steps = 10;
 constexpr int repetitions = 5;
 #endif
 
@@ -281,7 +342,19 @@ void register_apps_benchmarks() {
     add("collision/shoal" + s, collision_app, n, steps);
     add("collision/soa" + s, collision_static, n, steps);
   }
+  for (const grid_size g : sugarscape_sizes) {
+    const std::string s = "/size:" + std::to_string(g.width) + "x" + std::to_string(g.height);
+    const std::uint32_t steps = sugarscape_steps * scale;
+    add("sugarscape/shoal" + s, sugarscape_app, g.width, g.height, steps);
+    add("sugarscape/soa" + s, sugarscape_static<sugarscape_baseline::soa_cells>, g.width, g.height, steps);
+    add("sugarscape/aos" + s, sugarscape_static<sugarscape_baseline::aos_cells>, g.width, g.height, steps);
+  }
 #if defined(SHOAL_BACKEND_CUDA)
+  // Sugarscape's whole default run (1,000 steps: the first generation's die-off, then births
+  // and deaths in balance).
+  add_benchmark("sugarscape/shoal/size:1700x1700/steps:1000", 3, sugarscape_app, 1700u, 1700u, 1000u);
+  add_benchmark("sugarscape/soa/size:1700x1700/steps:1000", 3, sugarscape_static<sugarscape_baseline::soa_cells>, 1700u,
+                1700u, 1000u);
   // Collision's whole default run (2,000 steps; the bodies get fewer as they merge).
   add_benchmark("collision/shoal/bodies:40000/steps:2000", 1, collision_app, std::uint64_t{40000}, 2000u);
   add_benchmark("collision/soa/bodies:40000/steps:2000", 1, collision_static, std::uint64_t{40000}, 2000u);

@@ -152,6 +152,61 @@ SHOAL_HD inline bool ready(std::int32_t sugar, std::int32_t endowment, std::int3
   return sugar >= endowment * 2 / 3 && age >= min_age;
 }
 
+/// A child's traits: its parents' means.
+SHOAL_HD inline traits child_traits(const traits& father, const traits& mother) {
+  return {(father.vision + mother.vision) / 2, (father.max_age + mother.max_age) / 2,
+          (father.metabolism + mother.metabolism) / 2, (father.endowment + mother.endowment) / 2};
+}
+
+/// Phase 1, part 1, on cell c: growth up to the capacity, then the share it gives each neighbour.
+SHOAL_HD inline void grow(const world& w, std::uint64_t c) {
+  const std::int32_t s = std::min(w.sugar[c] + w.grow_rate[c], w.capacity);
+  w.sugar[c] = s;
+  w.share[c] = std::min(s / 8, w.max_diffusion) / 8;
+}
+
+/// Phase 1, part 2, on cell c: the neighbours' shares in, its own to each neighbour out.
+SHOAL_HD inline void diffuse(const world& w, std::uint32_t c) {
+  std::uint32_t n[8];
+  const std::uint32_t k = w.g.moore(c, n);
+  std::int32_t in = 0;
+  for (std::uint32_t j = 0; j < k; ++j) in += w.share[n[j]];
+  w.sugar[c] += in - static_cast<std::int32_t>(k) * w.share[c];
+}
+
+/// The initial agent of a cell (none, a male or a female) and its traits, from the cell's draws.
+struct newcomer {
+  std::int32_t kind;  ///< 0 none, 1 male, 2 female
+  traits t;
+  std::int32_t max_children;  ///< a female's
+};
+/// Initial agents: the trait ranges and the chances of a male, and of a male or a female.
+struct population_rules {
+  trait_ranges ranges;
+  shoal::sim::probability male, either;
+};
+inline population_rules population_rules_of(const model_flags& f) {
+  return {ranges_of(f), shoal::sim::probability(f.male_probability),
+          shoal::sim::probability(f.male_probability + f.female_probability)};
+}
+SHOAL_HD inline newcomer initial_agent(std::uint64_t seed, std::uint32_t c, const population_rules& p) {
+  shoal::sim::random r(seed, c, 0, init_stream);
+  const std::uint64_t u = r.next();
+  if (u >= p.either.threshold()) return {0, {}, 0};
+  const trait_ranges& t = p.ranges;
+  const traits a{t.vision.draw(r), t.max_age.draw(r), t.metabolism.draw(r), t.endowment.draw(r)};  // in this order
+  if (u < p.male.threshold()) return {1, a, 0};
+  return {2, a, t.max_children.draw(r)};
+}
+
+/// A cell's grow rate: the maximum on 2% of the cells, half of it on 2%, a quarter on 4%.
+SHOAL_HD inline std::int32_t grow_rate_of(std::uint64_t seed, std::uint64_t c, std::int32_t most) {
+  shoal::sim::random r(seed, c, 0, sugar_stream);
+  const std::uint64_t u = r.next();
+  constexpr shoal::sim::probability p1(0.02), p2(0.04), p3(0.08);
+  return u < p1.threshold() ? most : u < p2.threshold() ? most / 2 : u < p3.threshold() ? most / 4 : 0;
+}
+
 class Agent : public shoal::object<Scape, Agent> {
  public:
   SHOAL_ABSTRACT(Agent)
@@ -280,8 +335,7 @@ class Male : public shoal::object<Scape, Male, Agent> {
     target = home;
     if (!w.g.take(b, shoal::sim::claim_key(priority, home))) return;
     const std::int32_t mine = endowment, hers = f->endowment;
-    const traits t{(vision.get() + f->vision.get()) / 2, (max_age.get() + f->max_age.get()) / 2,
-                   (metabolism.get() + f->metabolism.get()) / 2, (mine + hers) / 2};
+    const traits t = child_traits({vision, max_age, metabolism, mine}, {f->vision, f->max_age, f->metabolism, hers});
     shoal::sim::random r(w.seed, home, step, child_stream);
     Agent* child = nullptr;  // nullptr if the heap is full: the launch then throws
     if (r.below(2) == 0) child = new Male(b, t);
@@ -318,27 +372,18 @@ class scape {
 /// The sugar itself is left as it is.
 inline void seed_grow_rates(shoal::runtime<Scape>& rt, const world& w, const model_flags& f) {
   const auto most = static_cast<std::int32_t>(f.max_grow_rate);
-  const shoal::sim::probability p1(0.02), p2(0.04), p3(0.08);
-  rt.launch(w.size(), [=] SHOAL_DEVICE(std::size_t c) {
-    shoal::sim::random r(w.seed, c, 0, sugar_stream);
-    const std::uint64_t u = r.next();
-    w.grow_rate[c] = u < p1.threshold() ? most : u < p2.threshold() ? most / 2 : u < p3.threshold() ? most / 4 : 0;
-  });
+  rt.launch(w.size(), [=] SHOAL_DEVICE(std::size_t c) { w.grow_rate[c] = grow_rate_of(w.seed, c, most); });
 }
 
 /// Fills the empty grid with the initial agents (rules above); the sugar is left at 0.
 inline void populate(shoal::runtime<Scape>& rt, const world& w, const model_flags& f) {
   seed_grow_rates(rt, w, f);
-  const trait_ranges t = ranges_of(f);
-  const shoal::sim::probability male(f.male_probability), either(f.male_probability + f.female_probability);
+  const population_rules p = population_rules_of(f);
   rt.launch(w.size(), [=] SHOAL_DEVICE(std::size_t i) {
     const auto c = static_cast<std::uint32_t>(i);
-    shoal::sim::random r(w.seed, c, 0, init_stream);
-    const std::uint64_t u = r.next();
-    if (u >= either.threshold()) return;
-    const traits a{t.vision.draw(r), t.max_age.draw(r), t.metabolism.draw(r), t.endowment.draw(r)};
-    if (u < male.threshold()) w.g.cells[c] = new Male(c, a);
-    else w.g.cells[c] = new Female(c, a, t.max_children.draw(r));
+    const newcomer a = initial_agent(w.seed, c, p);
+    if (a.kind == 1) w.g.cells[c] = new Male(c, a.t);
+    else if (a.kind == 2) w.g.cells[c] = new Female(c, a.t, a.max_children);
   });
 }
 
@@ -346,21 +391,10 @@ inline void populate(shoal::runtime<Scape>& rt, const world& w, const model_flag
 inline void sugar_phase(shoal::runtime<Scape>& rt, const world& w, shoal::sim::phase_timer& timer) {
   {
     auto p = timer.phase("sugar.grow");
-    rt.launch_async(w.size(), [=] SHOAL_DEVICE(std::size_t c) {
-      const std::int32_t s = std::min(w.sugar[c] + w.grow_rate[c], w.capacity);
-      w.sugar[c] = s;
-      w.share[c] = std::min(s / 8, w.max_diffusion) / 8;
-    });
+    rt.launch_async(w.size(), [=] SHOAL_DEVICE(std::size_t c) { grow(w, c); });
   }
   auto p = timer.phase("sugar.diffuse");
-  rt.launch_async(w.size(), [=] SHOAL_DEVICE(std::size_t i) {
-    const auto c = static_cast<std::uint32_t>(i);
-    std::uint32_t n[8];
-    const std::uint32_t k = w.g.moore(c, n);
-    std::int32_t in = 0;
-    for (std::uint32_t j = 0; j < k; ++j) in += w.share[n[j]];
-    w.sugar[c] += in - static_cast<std::int32_t>(k) * w.share[c];
-  });
+  rt.launch_async(w.size(), [=] SHOAL_DEVICE(std::size_t c) { diffuse(w, static_cast<std::uint32_t>(c)); });
 }
 
 /// Phases 2 and 3: metabolism and deaths, then moves and harvest (do-alls, no wait).

@@ -1,9 +1,10 @@
 // The static baselines of the apps benchmark reproduce the apps: a speed ratio means something
-// only if both sides compute the same thing. Wa-Tor and traffic must agree exactly (same draws,
-// same rules), n-body within rounding (another summation order than the tiled helper).
+// only if both sides compute the same thing. Wa-Tor, traffic and Sugarscape must agree exactly
+// (same draws, same rules), n-body within rounding (another summation order than the tiled helper).
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdint>
 #include <vector>
@@ -11,6 +12,7 @@
 #include "backend/test_support.hpp"
 #include "baselines/collision_baseline.hpp"
 #include "baselines/nbody_baseline.hpp"
+#include "baselines/sugarscape_baseline.hpp"
 #include "baselines/traffic_baseline.hpp"
 #include "baselines/wator_baseline.hpp"
 #include "shoal/sim/census.hpp"
@@ -207,6 +209,52 @@ TEST(Baselines, CollisionRunMatchesAppWithinRounding) {
     ASSERT_NEAR(got[i].m.x, want[i].x, 1e-5) << "body " << want[i].id;
     ASSERT_NEAR(got[i].m.y, want[i].y, 1e-5) << "body " << want[i].id;
   }
+}
+
+/// Sugarscape: the app and both baselines, compared every 10 steps (populations, sugar on the
+/// grid and held by agents, state hash). The run must see births, deaths and contested moves.
+template <class Cells>
+void expect_sugarscape_agrees(const sugarscape::model_flags& f, std::uint64_t seed, std::uint32_t steps,
+                              const std::vector<std::array<std::uint64_t, 5>>& app) {
+  sugarscape_baseline::simulation<Cells> sim(f, seed);
+  for (std::uint32_t s = 0; s <= steps; ++s) {
+    if (s > 0) sim.step(s);
+    if (s % 10 != 0) continue;
+    const sugarscape::totals t = sim.measure();
+    EXPECT_EQ((std::array<std::uint64_t, 5>{t.males, t.females, t.grid_sugar, t.agent_sugar, t.state_hash}), app[s / 10])
+        << "step " << s;
+  }
+}
+
+TEST(Baselines, SugarscapeRunMatchesApp) {
+  SHOAL_REQUIRE_DEVICE();
+  sugarscape::model_flags f;
+  f.width = 64, f.height = 48;
+  constexpr std::uint64_t seed = 7;
+  constexpr std::uint32_t steps = 120;
+  shoal::runtime<sugarscape::Scape> rt(std::size_t{8} << 20);
+  sugarscape::scape scape(f, seed);
+  const sugarscape::world& w = scape.view();
+  shoal::sim::phase_timer timer(false);
+  shoal::sim::sums sums(5);
+  sugarscape::populate(rt, w, f);
+  std::vector<std::array<std::uint64_t, 5>> app;
+  std::uint64_t births = 0;
+  for (std::uint32_t s = 0; s <= steps; ++s) {
+    if (s > 0) sugarscape::step(rt, w, s, timer);
+    if (s > 0)
+      for (const sugarscape::cell_state& c : sugarscape::snapshot(rt, w)) births += c.kind != 0 && c.age == 0;
+    if (s % 10 != 0) continue;
+    const sugarscape::totals t = sugarscape::measure(rt, w, sums);
+    app.push_back({t.males, t.females, t.grid_sugar, t.agent_sugar, t.state_hash});
+  }
+  // A run with no births or where everyone died would compare too little of the rules.
+  ASSERT_GT(births, 10u);
+  ASSERT_GT(app.back()[0], 0u);
+  ASSERT_GT(app.back()[1], 0u);
+  ASSERT_LT(app.back()[0] + app.back()[1], app.front()[0] + app.front()[1]) << "deaths";
+  expect_sugarscape_agrees<sugarscape_baseline::soa_cells>(f, seed, steps, app);
+  expect_sugarscape_agrees<sugarscape_baseline::aos_cells>(f, seed, steps, app);
 }
 
 }  // namespace
