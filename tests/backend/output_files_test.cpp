@@ -1,5 +1,5 @@
 // Outputs that appear whole or not at all (io/temporary_files.hpp, sim::csv_writer, the
-// checkpoint writer): a file a user had is never lost to a run that fails or is interrupted,
+// checkpoint writer, the frames' staging directory): a file a user had is never lost to a run that fails or is interrupted,
 // links are followed, and temporary files are removed on SIGINT/SIGTERM or by a later run.
 #include <signal.h>
 #include <sys/stat.h>
@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "shoal/checkpoint/file.hpp"
+#include "shoal/io/staging_directory.hpp"
 #include "shoal/io/temporary_files.hpp"
 #include "shoal/sim/csv.hpp"
 #include "test_support.hpp"
@@ -130,6 +131,39 @@ TEST(OutputFiles, SigtermAndSigintRemoveTheTemporaryFile) {
     EXPECT_EQ(d.names(), std::vector<std::string>{"run.csv"});
     EXPECT_EQ(slurp(d / "run.csv"), "keep\n");
   }
+}
+
+// Frames (io::staging_directory): a run that fails leaves an earlier run's same-numbered frames
+// as they were; one that succeeds replaces them and adds its own; staging directories of dead
+// processes are removed by the next run, those of live ones stay.
+TEST(OutputFiles, FramesOfAFailedRunLeaveTheOldFramesAndASuccessfulRunReplacesThem) {
+  const scratch_dir d("frames");
+  put(d / "frame_000005.png", "old5");
+  put(d / "notes.txt", "mine");
+  {
+    io::staging_directory failed(d.dir.string(), "wator-frames");
+    put(fs::path(failed.path()) / "frame_000000.png", "new0");
+    put(fs::path(failed.path()) / "frame_000005.png", "new5");
+    // no commit: the run failed
+  }
+  EXPECT_EQ(d.names(), (std::vector<std::string>{"frame_000005.png", "notes.txt"}));
+  EXPECT_EQ(slurp(d / "frame_000005.png"), "old5");
+
+  const std::string dead = ".wator-frames.tmp-" + std::to_string(dead_pid());
+  const std::string alive = ".wator-frames.tmp-" + std::to_string(::getppid());
+  fs::create_directory(d / dead);
+  put(d / dead / "frame_000001.png", "x");
+  fs::create_directory(d / alive);
+  io::staging_directory ok(d.dir.string(), "wator-frames");
+  EXPECT_FALSE(fs::exists(d / dead)) << "a dead process's staging directory is removed";
+  put(fs::path(ok.path()) / "frame_000000.png", "new0");
+  put(fs::path(ok.path()) / "frame_000005.png", "new5");
+  ok.commit();
+  std::vector<std::string> expected{alive, "frame_000000.png", "frame_000005.png", "notes.txt"};
+  std::sort(expected.begin(), expected.end());
+  EXPECT_EQ(d.names(), expected);
+  EXPECT_EQ(slurp(d / "frame_000005.png"), "new5");
+  EXPECT_EQ(slurp(d / "notes.txt"), "mine");
 }
 
 }  // namespace

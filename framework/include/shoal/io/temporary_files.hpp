@@ -123,6 +123,11 @@ inline bool is_temporary_of(const std::string& name, const std::string& base, lo
   return true;
 }
 
+/// True when no process `pid` exists (a live one, or one not ours to signal, counts as there).
+inline bool process_is_gone(long pid) {
+  return ::kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH;
+}
+
 }  // namespace detail
 
 /// Removes `<target>.tmp-<pid>` files beside `target` whose process no longer exists (left by a
@@ -138,7 +143,7 @@ inline void remove_stale_temporaries(const std::string& target) {
     long pid = 0;
     if (!detail::is_temporary_of(it->path().filename().string(), base, pid) || pid <= 0) continue;
     if (pid == static_cast<long>(::getpid())) continue;
-    if (::kill(static_cast<pid_t>(pid), 0) == 0 || errno != ESRCH) continue;  // alive, or not ours to judge
+    if (!detail::process_is_gone(pid)) continue;
     std::error_code ignored;
     fs::remove(it->path(), ignored);
   }

@@ -26,6 +26,7 @@
 #include <vector>
 
 #include "shoal/arch/memory.hpp"
+#include "shoal/io/staging_directory.hpp"
 #include "shoal/sim/cli.hpp"
 #include "shoal/sim/phase_timer.hpp"
 #include "shoal/viz/canvas.hpp"
@@ -96,8 +97,15 @@ class viewer {
       // 8 threads, twice the need) while the other half feed the device (or, on the cpu
       // backend, run the steps). More would only take cores from the step loop.
       const unsigned threads = std::max(1u, std::min(8u, std::thread::hardware_concurrency() / 2));
+      // Staged and moved into --frames at finish(): a run that fails leaves the frames an earlier
+      // run wrote there (same step numbers) as they were.
+      try {
+        staged_.emplace(o.frames, spec_.app + "-frames");
+      } catch (const io::output_error& e) {
+        throw write_error(e.what());
+      }
       writer_ = std::make_unique<frame_writer>(
-          o.frames, "frame", spec_.width, spec_.height, values_.size(),
+          staged_->path(), "frame", spec_.width, spec_.height, values_.size(),
           [this](image_view img, const unsigned long long* v, std::uint64_t step, double rate) {
             draw_overlay(img, overlay_lines(o_.overlay, spec_.labels, v, step, rate));
           },
@@ -144,9 +152,16 @@ class viewer {
     return true;
   }
 
-  /// Waits for the frame files still being written (throws write_error if one failed).
+  /// Waits for the frame files still being written and moves them into --frames (throws
+  /// write_error if one failed). Without finish(), as when a run fails, they are removed.
   void finish() {
-    if (writer_) writer_->finish();
+    if (!writer_) return;
+    writer_->finish();
+    try {
+      staged_->commit();
+    } catch (const io::output_error& e) {
+      throw write_error(e.what());
+    }
   }
   std::uint64_t frames_written() const { return writer_ ? writer_->written() : 0; }
 
@@ -226,6 +241,7 @@ class viewer {
   rect scene_{}, chart_area_{};
   std::optional<chart> chart_;
   std::uint64_t samples_ = 0;
+  std::optional<io::staging_directory> staged_;  // before writer_: its threads end first
   std::unique_ptr<frame_writer> writer_;
   std::unique_ptr<window> window_;
   image frame_;
