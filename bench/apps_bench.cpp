@@ -9,6 +9,8 @@
 #include <optional>
 #include <string>
 
+#include "barnes_hut/barnes_hut_cli.hpp"
+#include "baselines/barnes_hut_baseline.hpp"
 #include "baselines/collision_baseline.hpp"
 #include "baselines/nbody_baseline.hpp"
 #include "baselines/sugarscape_baseline.hpp"
@@ -164,6 +166,52 @@ void nbody_static(benchmark::State& state, std::uint64_t bodies, std::uint32_t s
   report_steps(state, steps);
 }
 
+/// Barnes–Hut: the app's heap (barnes_hut_cli.hpp's sizing) and its steps from the initial state;
+/// reports the tree's cells after the last step.
+void barnes_hut_app(benchmark::State& state, std::uint64_t bodies, std::uint32_t steps) {
+  const barnes_hut::parameters params;
+  runtime<barnes_hut::Space> rt(barnes_hut::heap_bytes_needed(bodies));
+  barnes_hut::quadtree tree(bodies);
+  sim::phase_timer phases(false);
+  device_timer timer;
+  std::uint64_t cells = 0;
+  for (auto _ : state) {
+    rt.clear();
+    barnes_hut::populate(rt, bodies, 1, params);
+    arch::synchronize();
+    state.SetIterationTime(timer.seconds([&] {
+      for (std::uint32_t s = 0; s < steps; ++s) barnes_hut::step(rt, tree, params, phases);
+    }));
+    try {
+      rt.check_errors();
+    } catch (const error& e) {
+      fail(state, e.what());
+      break;
+    }
+    cells = sim::census<barnes_hut::Space>::of<barnes_hut::Cell>(sim::census<barnes_hut::Space>(rt).count());
+  }
+  state.counters["cells"] = static_cast<double>(cells);
+  report_steps(state, steps);
+}
+
+void barnes_hut_static(benchmark::State& state, std::uint64_t bodies, std::uint32_t steps) {
+  const barnes_hut::parameters params;
+  device_timer timer;
+  for (auto _ : state) {
+    std::optional<barnes_hut_baseline::simulation> sim;
+    sim.emplace(bodies, 1, params);
+    arch::synchronize();
+    state.SetIterationTime(timer.seconds([&] {
+      for (std::uint32_t s = 0; s < steps; ++s) sim->step();
+    }));
+    if (const std::string e = sim->error(); !e.empty()) {
+      fail(state, e);
+      break;
+    }
+  }
+  report_steps(state, steps);
+}
+
 /// Collision: the app's heap (collision_cli.hpp's sizing, 2x for the blocks that merges leave
 /// part-full) and its steps from the initial state.
 void collision_app(benchmark::State& state, std::uint64_t bodies, std::uint32_t steps) {
@@ -279,6 +327,8 @@ constexpr std::uint64_t collision_sizes[] = {4000, 40000};
 constexpr std::uint32_t collision_steps = 100;
 constexpr grid_size sugarscape_sizes[] = {{425, 425}, {850, 850}, {1700, 1700}};
 constexpr std::uint32_t sugarscape_steps = 100;
+constexpr std::uint64_t barnes_hut_sizes[] = {30000, 100000, 300000};
+constexpr std::uint32_t barnes_hut_steps = 20;
 constexpr int repetitions = 5;
 #else
 // Two cpu cores: sizes that keep the whole suite at a few seconds.
@@ -292,6 +342,8 @@ constexpr std::uint64_t collision_sizes[] = {256, 1000};
 constexpr std::uint32_t collision_steps = 5;
 constexpr grid_size sugarscape_sizes[] = {{64, 64}, {128, 128}};
 constexpr std::uint32_t sugarscape_steps = 10;
+constexpr std::uint64_t barnes_hut_sizes[] = {256, 2000};
+constexpr std::uint32_t barnes_hut_steps = 3;
 constexpr int repetitions = 5;
 #endif
 
@@ -349,6 +401,18 @@ void register_apps_benchmarks() {
     add("sugarscape/soa" + s, sugarscape_static<sugarscape_baseline::soa_cells>, g.width, g.height, steps);
     add("sugarscape/aos" + s, sugarscape_static<sugarscape_baseline::aos_cells>, g.width, g.height, steps);
   }
+  for (const std::uint64_t n : barnes_hut_sizes) {
+    const std::string s = "/bodies:" + std::to_string(n);
+    const std::uint32_t steps = barnes_hut_steps * scale;
+    add("barnes_hut/shoal" + s, barnes_hut_app, n, steps);
+    add("barnes_hut/soa" + s, barnes_hut_static, n, steps);
+  }
+  // Shoal's all-pairs n-body at Barnes–Hut's default body count (the last size): the tree is
+  // meant to beat it (issue 24's goal). Fewer repetitions: a step is O(n^2).
+  {
+    const std::uint64_t n = std::end(barnes_hut_sizes)[-1];
+    add_benchmark("nbody/shoal/bodies:" + std::to_string(n), 3, nbody_app, n, barnes_hut_steps * scale);
+  }
 #if defined(SHOAL_BACKEND_CUDA)
   // Sugarscape's whole default run (1,000 steps: the first generation's die-off, then births
   // and deaths in balance).
@@ -358,6 +422,9 @@ void register_apps_benchmarks() {
   // Collision's whole default run (2,000 steps; the bodies get fewer as they merge).
   add_benchmark("collision/shoal/bodies:40000/steps:2000", 1, collision_app, std::uint64_t{40000}, 2000u);
   add_benchmark("collision/soa/bodies:40000/steps:2000", 1, collision_static, std::uint64_t{40000}, 2000u);
+  // Barnes–Hut's whole default run (200 steps).
+  add_benchmark("barnes_hut/shoal/bodies:300000/steps:200", 3, barnes_hut_app, std::uint64_t{300000}, 200u);
+  add_benchmark("barnes_hut/soa/bodies:300000/steps:200", 3, barnes_hut_static, std::uint64_t{300000}, 200u);
 #endif
 }
 

@@ -10,6 +10,8 @@
 #include <vector>
 
 #include "backend/test_support.hpp"
+#include "barnes_hut/barnes_hut_cli.hpp"
+#include "baselines/barnes_hut_baseline.hpp"
 #include "baselines/collision_baseline.hpp"
 #include "baselines/nbody_baseline.hpp"
 #include "baselines/sugarscape_baseline.hpp"
@@ -255,6 +257,64 @@ TEST(Baselines, SugarscapeRunMatchesApp) {
   ASSERT_LT(app.back()[0] + app.back()[1], app.front()[0] + app.front()[1]) << "deaths";
   expect_sugarscape_agrees<sugarscape_baseline::soa_cells>(f, seed, steps, app);
   expect_sugarscape_agrees<sugarscape_baseline::aos_cells>(f, seed, steps, app);
+}
+
+/// The app's bodies in heap order (parallel_new's: body i is the i-th), as the baseline's fields.
+std::vector<std::array<float, 7>> barnes_hut_bodies(shoal::runtime<barnes_hut::Space>& rt, std::uint64_t n) {
+  shoal::arch::device_buffer<std::array<float, 7>> out(n);
+  std::array<float, 7>* o = out.data();
+  rt.launch(1, [=] SHOAL_DEVICE(std::size_t) {
+    std::uint64_t k = 0;
+    shoal::device_do<barnes_hut::Body>([&](barnes_hut::Body* b) {
+      if (k < n) o[k] = {b->x, b->y, b->vx, b->vy, b->mass, b->ax, b->ay};
+      ++k;
+    });
+  });
+  return out.download();
+}
+
+TEST(Baselines, BarnesHutRunMatchesApp) {
+  SHOAL_REQUIRE_DEVICE();
+  constexpr std::uint64_t n = 3000, seed = 3;
+  constexpr int steps = 20;
+  barnes_hut::parameters p;
+  p.gravity = 1e-6f;  // strong enough that the bodies' paths bend visibly in 20 steps
+  shoal::runtime<barnes_hut::Space> rt(barnes_hut::heap_bytes_needed(n) * 2);
+  barnes_hut::quadtree tree(n);
+  barnes_hut::populate(rt, n, seed, p);
+  const auto start = barnes_hut_bodies(rt, n);
+  shoal::sim::phase_timer timer(false);
+  for (int s = 0; s < steps; ++s) barnes_hut::step(rt, tree, p, timer);
+  const auto app = barnes_hut_bodies(rt, n);
+  barnes_hut_baseline::simulation sim(n, seed, p);
+  for (int s = 0; s < steps; ++s) sim.step();
+  ASSERT_EQ(sim.error(), "");
+  shoal::sim::census<barnes_hut::Space> census(rt);
+  EXPECT_EQ(sim.cells(), shoal::sim::census<barnes_hut::Space>::of<barnes_hut::Cell>(census.count())) << "the same tree";
+  // Stated tolerance: the same operations in the same order, so bit for bit where the compiler
+  // fuses alike (the cpu backend: every body equal); else positions within 1e-6 and velocities
+  // and accelerations within 1e-5 of the largest.
+  float fastest = 0, strongest = 0, bent = 0;
+  for (std::uint64_t i = 0; i < n; ++i) {
+    fastest = std::max({fastest, std::fabs(app[i][2]), std::fabs(app[i][3])});
+    strongest = std::max({strongest, std::fabs(app[i][5]), std::fabs(app[i][6])});
+    bent = std::max(bent, std::fabs(app[i][2] - start[i][2]));
+  }
+  ASSERT_GT(bent, 0.1f * fastest) << "the forces must matter";
+  for (std::uint64_t i = 0; i < n; ++i) {
+    const std::vector<float> b = sim.body(i);
+    ASSERT_EQ(b[4], app[i][4]) << "body " << i << ": another body";
+    ASSERT_NEAR(b[0], app[i][0], 1e-6) << "body " << i;
+    ASSERT_NEAR(b[1], app[i][1], 1e-6) << "body " << i;
+    ASSERT_NEAR(b[2], app[i][2], 1e-5 * fastest) << "body " << i;
+    ASSERT_NEAR(b[3], app[i][3], 1e-5 * fastest) << "body " << i;
+    ASSERT_NEAR(b[5], app[i][5], 1e-5 * strongest) << "body " << i;
+    ASSERT_NEAR(b[6], app[i][6], 1e-5 * strongest) << "body " << i;
+#if !defined(SHOAL_BACKEND_CUDA)
+    ASSERT_EQ(b[0], app[i][0]) << "body " << i << ": the cpu backend computes the same bits";
+    ASSERT_EQ(b[3], app[i][3]) << "body " << i;
+#endif
+  }
 }
 
 }  // namespace
