@@ -6,6 +6,7 @@
 /// which the census counts on the device.
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 
 #include "shoal/sim/census.hpp"
@@ -51,8 +52,10 @@ inline void paint(shoal::runtime<Scape>& rt, const world& w, viz::canvas_view c,
     if (Agent* a = w.g.cells[cell]) {
       p = agent[shoal::is<Female>(a) ? 1 : 0];
     } else {
-      // Soil (30, 20, 10) to yellow (250, 210, 40) with the sugar, full at capacity.
-      const std::int64_t level = std::min<std::int64_t>(w.sugar[cell], w.capacity) * 256 / (std::int64_t{w.capacity} + 1);
+      // Soil (30, 20, 10) to yellow (250, 210, 40) with the square root of the sugar, full at
+      // capacity: most cells hold a few percent of it, which a linear scale leaves dark.
+      const float fill = static_cast<float>(std::min(w.sugar[cell], w.capacity)) / static_cast<float>(w.capacity);
+      const auto level = static_cast<int>(sqrtf(fill) * 255.0f);
       const auto mixc = [&](int from, int to) { return static_cast<std::uint8_t>(from + (to - from) * level / 256); };
       p = viz::rgba(mixc(30, 250), mixc(20, 210), mixc(10, 40));
     }
