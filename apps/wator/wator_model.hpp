@@ -16,9 +16,9 @@
 ///
 /// Determinism: every random choice comes from sim::random keyed by (seed, cell index, step,
 /// stream), and a cell requested by several agents goes to the lowest claim key (random priority,
-/// then cell index) through sim::claim: never to the thread that came first. Which heap slot an
-/// agent lives in never matters. So the populations and state hash are bit-identical across runs,
-/// thread counts and backends.
+/// then cell index) through the grid's claim words (shoal::sim::grid): never to the thread that
+/// came first. Which heap slot an agent lives in never matters. So the populations and state hash
+/// are bit-identical across runs, thread counts and backends.
 
 #include <cstdint>
 #include <vector>
@@ -26,6 +26,7 @@
 #include "shoal/shoal.hpp"
 #include "shoal/sim/census.hpp"
 #include "shoal/sim/claim.hpp"
+#include "shoal/sim/grid.hpp"
 #include "shoal/sim/phase_timer.hpp"
 #include "shoal/sim/rng.hpp"
 
@@ -43,23 +44,15 @@ inline constexpr int energy_per_fish = 4;  ///< energy gained by eating a fish
 /// Random streams: one per kind of decision, so that no two decisions share draws.
 enum stream : std::uint32_t { init_stream = 1, fish_stream = 2, shark_stream = 3 };
 
-/// The grid as device code sees it (trivially copyable; the arrays belong to `ocean`). Cell c is
-/// at x = c % width, y = c / width.
-struct grid {
-  Agent** cells;                 ///< occupant of each cell, or nullptr
-  shoal::sim::claim_word* claims;  ///< requests of the running phase; no_claim between phases
-  std::uint32_t width, height;
+/// The grid as device code sees it (trivially copyable; the arrays belong to `ocean`): the
+/// framework's toroidal grid of agents (cells, claim words, width, height; cell c at
+/// x = c % width, y = c / width) and the run's seed. Claim words hold the requests of the running
+/// phase, no_claim between phases.
+struct grid : shoal::sim::grid<Agent, shoal::sim::edges::torus> {
   std::uint64_t seed;
 
-  SHOAL_HD std::uint64_t size() const { return std::uint64_t{width} * height; }
-  /// The four neighbours of c on the torus: up, right, down, left.
-  SHOAL_HD void neighbours(std::uint32_t c, std::uint32_t (&n)[4]) const {
-    const std::uint32_t x = c % width, y = c / width;
-    n[0] = (y == 0 ? height - 1 : y - 1) * width + x;
-    n[1] = y * width + (x + 1 == width ? 0 : x + 1);
-    n[2] = (y + 1 == height ? 0 : y + 1) * width + x;
-    n[3] = y * width + (x == 0 ? width - 1 : x - 1);
-  }
+  /// The four neighbours of c: up, right, down, left (von_neumann(); the static baseline's name).
+  SHOAL_HD void neighbours(std::uint32_t c, std::uint32_t (&n)[4]) const { von_neumann(c, n); }
 };
 
 class Agent : public shoal::object<Ocean, Agent> {
@@ -81,12 +74,12 @@ class Agent : public shoal::object<Ocean, Agent> {
     const std::uint32_t p = r.next();
     target = t;
     priority = p;
-    shoal::sim::request(g.claims[t], shoal::sim::claim_key(p, home));
+    g.request(t, shoal::sim::claim_key(p, home));
   }
   /// True if this agent requested a cell and won it (resets the claim for the next phase).
   SHOAL_HD bool won(const grid& g) {
     const std::uint32_t t = target, home = cell;
-    return t != home && shoal::sim::take(g.claims[t], shoal::sim::claim_key(priority, home));
+    return t != home && g.take(t, shoal::sim::claim_key(priority, home));
   }
 };
 
@@ -99,7 +92,7 @@ class Fish : public shoal::object<Ocean, Fish, Agent> {
     timer += 1;
     const std::uint32_t home = cell;
     std::uint32_t n[4], free[4], k = 0;
-    g.neighbours(home, n);
+    g.von_neumann(home, n);
     for (std::uint32_t d = 0; d < 4; ++d)
       if (g.cells[n[d]] == nullptr) free[k++] = n[d];
     shoal::sim::random r(g.seed, home, step, fish_stream);
@@ -139,7 +132,7 @@ class Shark : public shoal::object<Ocean, Shark, Agent> {
       return;
     }
     std::uint32_t n[4], fish[4], free[4], kf = 0, ke = 0;
-    g.neighbours(home, n);
+    g.von_neumann(home, n);
     for (std::uint32_t d = 0; d < 4; ++d) {
       Agent* a = g.cells[n[d]];
       if (a == nullptr) free[ke++] = n[d];
@@ -174,21 +167,17 @@ class Shark : public shoal::object<Ocean, Shark, Agent> {
   }
 };
 
-/// The grid's device arrays (owner of what `grid` points to).
+/// The grid's device arrays (owner of what `grid` points to): every cell empty, every claim
+/// word no_claim.
 class ocean {
  public:
   ocean(std::uint32_t width, std::uint32_t height, std::uint64_t seed)
-      : cells_(std::uint64_t{width} * height), claims_(std::uint64_t{width} * height) {
-    cells_.zero();
-    shoal::arch::fill_bytes(claims_.data(), 0xFF, claims_.bytes());  // no_claim everywhere
-    view_ = grid{cells_.data(), claims_.data(), width, height, seed};
-  }
+      : space_(width, height), view_{space_.view(), seed} {}
   const grid& view() const { return view_; }
 
  private:
-  shoal::arch::device_buffer<Agent*> cells_;
-  shoal::arch::device_buffer<shoal::sim::claim_word> claims_;
-  grid view_{};
+  shoal::sim::device_grid<Agent, shoal::sim::edges::torus> space_;
+  grid view_;
 };
 
 /// Fills the empty grid: each cell holds a fish with probability 1/4, a shark with 1/4. Timers
