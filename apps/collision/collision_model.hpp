@@ -75,11 +75,13 @@ SHOAL_HD inline motion initial_motion(std::uint64_t seed, std::uint64_t i, const
 }
 
 /// Adds the pull of a body of mass `m` at offset (dx, dy), d² = dx² + dy², without G: m / (d² +
-/// damping) along the unit vector. Coincident bodies pull nowhere (they merge).
+/// damping) along the unit vector. Bodies closer than 1e-10 pull nowhere: there is no direction
+/// between coincident bodies, and such a pair is well within the merge radius (at least 1e-6).
 SHOAL_HD inline void add_pull(float dx, float dy, float d2, float m, float damping, float& ax, float& ay) {
-  if (!(d2 > 0.0f)) return;
+  if (!(d2 > 1e-20f)) return;
 #if defined(__CUDA_ARCH__)
-  const float s = __fdividef(m * rsqrtf(d2), d2 + damping);
+  const float t = d2 + damping;
+  const float s = m * rsqrtf(d2 * t * t);  // one special-function op per pair, as n-body's
 #else
   const float s = m / (std::sqrt(d2) * (d2 + damping));
 #endif

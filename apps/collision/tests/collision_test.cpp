@@ -358,7 +358,7 @@ void reference_step(std::vector<ref_body>& b, const parameters& p, double& margi
     for (std::size_t j = 0; j < n; ++j) {
       if (i == j) continue;
       const double dx = b[j].x - b[i].x, dy = b[j].y - b[i].y, d2 = dx * dx + dy * dy;
-      if (d2 > 0) {
+      if (d2 > 1e-20) {
         const double s = b[j].mass / (std::sqrt(d2) * (d2 + p.damping));
         ax += s * dx, ay += s * dy;
       }
