@@ -22,8 +22,9 @@
 /// through Body::next in ascending pointer order. Every body inserts itself with one do-all
 /// that walks down from the root and claims slots with compare-and-swap: a body it finds in
 /// its way is moved into a new cell created for the two, which is installed with one CAS (the
-/// loser of a race deletes its cell and walks on). The finished tree depends only on the
-/// bodies' positions, never on the order the threads ran in.
+/// loser of a race keeps its cell for its next split, and deletes it if it never needs one).
+/// The finished tree depends only on the bodies' positions, never on the order the threads
+/// ran in.
 ///
 /// Determinism: a run is bit for bit reproducible on one backend. The tree's shape is a
 /// function of the positions; each cell sums its four slots in slot order (in double) whichever
@@ -194,17 +195,15 @@ class Cell : public shoal::object<Space, Cell, Node> {
   //        of the level's 2^level × 2^level grid over the box; cells: sub-cells (set while the
   //        tree is built); done: sub-cells summed so far; bodies: bodies below (after step 2).
 
-  SHOAL_HD Cell(Cell* up, std::uint32_t l, std::uint32_t cx, std::uint32_t cy) {
+  SHOAL_HD Cell(Cell* up, std::uint32_t l, std::uint32_t cx, std::uint32_t cy) { place(up, l, cx, cy); }
+
+  /// Makes this an empty cell for square (cx, cy) of level l below `up` (a cell that lost a
+  /// race is placed again for the next split its thread tries).
+  SHOAL_HD void place(Cell* up, std::uint32_t l, std::uint32_t cx, std::uint32_t cy) {
     for (int q = 0; q < 4; ++q) slots[q] = nullptr;
     parent = up, level = l, ix = cx, iy = cy;
     cells = 0, done = 0, bodies = 0;
     x = 0.0f, y = 0.0f, mass = 0.0f;
-  }
-
-  /// True when the body with keys (kx, ky) lies in this cell.
-  SHOAL_HD bool holds(std::uint32_t kx, std::uint32_t ky) {
-    const std::uint32_t shift = key_bits - level;
-    return (kx >> shift) == ix && (ky >> shift) == iy;
   }
 
   /// Step 2, a do-all over the cells: a cell without sub-cells sums its bodies, then tells its
@@ -276,30 +275,33 @@ SHOAL_HD inline void Body::insert(tree_ref t) {
   const std::uint32_t kx = key_of(x), ky = key_of(y);
   Node* self = this;
   Cell* c = *t.root;
+  Cell* spare = nullptr;  // a cell that lost a race, kept for this body's next split
   while (c != nullptr) {
     const std::uint32_t level = c->level, q = quadrant(kx, ky, level);
     Node*& slot = c->slots[q];
     Node* seen = arch::load_acquire(slot);
     if (seen == nullptr) {
-      if (arch::compare_exchange(slot, seen, self)) return;
+      if (arch::compare_exchange(slot, seen, self)) break;
     } else if (Cell* sub = shoal::cast<Cell>(seen)) {
       c = sub;
     } else if (level + 1 == key_bits) {
       join_chain(slot, seen);
-      return;
+      break;
     } else {
       // A lone body holds the slot: a cell for the square takes it in, then replaces it.
-      Cell* split = new Cell(c, level + 1, 2 * c->ix + (q & 1u), 2 * c->iy + (q >> 1));
-      if (split == nullptr) return;  // the heap is full: the launch reports out_of_memory
-      split->slots[quadrant(key_of(seen->x), key_of(seen->y), level + 1)] = seen;
-      if (arch::compare_exchange(slot, seen, static_cast<Node*>(split))) {
+      const std::uint32_t cx = 2 * c->ix + (q & 1u), cy = 2 * c->iy + (q >> 1);
+      if (spare == nullptr) spare = new Cell(c, level + 1, cx, cy);
+      else spare->place(c, level + 1, cx, cy);
+      if (spare == nullptr) return;  // the heap is full: the launch reports out_of_memory
+      spare->slots[quadrant(key_of(seen->x), key_of(seen->y), level + 1)] = seen;
+      if (arch::compare_exchange(slot, seen, static_cast<Node*>(spare))) {
         arch::fetch_add_relaxed(c->cells.get(), 1u);
-        c = split;
-      } else {
-        delete split;  // another thread changed the slot first: look again
-      }
+        c = spare;
+        spare = nullptr;
+      }  // else another thread changed the slot first: look again
     }
   }
+  delete spare;  // never put in the tree
 }
 
 SHOAL_HD inline void Body::join_chain(Node*& slot, Node* seen) {
@@ -339,25 +341,30 @@ SHOAL_HD inline void Body::accelerate(Cell* root, force_law law) {
   const float px = x, py = y;
   const std::uint32_t kx = key_of(px), ky = key_of(py);
   float sx = 0.0f, sy = 0.0f;
-  // The walk: the cells being opened, from the root down, and the next slot of each.
+  // The walk: the cells being opened, from the root down (path[t] is of level t), the next slot
+  // of each, and how many of them hold this body (the first ones: a cell holds it when its
+  // parent does and it is in the body's quadrant), so no cell's square is read.
   Cell* path[key_bits];
   std::uint8_t next_slot[key_bits];
-  int top = 0;
+  int top = 0, holding = 1;
   path[0] = root;
   next_slot[0] = 0;
   while (top >= 0) {
     if (next_slot[top] == 4) {
+      holding = holding > top ? top : holding;
       --top;
       continue;
     }
-    Node* n = path[top]->slots[next_slot[top]++];
+    const std::uint32_t k = next_slot[top]++;
+    Node* n = path[top]->slots[k];
     if (n == nullptr) continue;
-    const float dx = n->x - px, dy = n->y - py;
     if (Cell* c = shoal::cast<Cell>(n)) {
-      const std::uint32_t level = c->level;
-      if (c->holds(kx, ky) || opens(cell_width(level), dx * dx + dy * dy, law.theta2)) {
+      const float dx = c->x - px, dy = c->y - py;
+      const bool holds = holding > top && k == quadrant(kx, ky, static_cast<std::uint32_t>(top));
+      if (holds || opens(cell_width(static_cast<std::uint32_t>(top) + 1), dx * dx + dy * dy, law.theta2)) {
         path[++top] = c;
         next_slot[top] = 0;
+        if (holds) holding = top + 1;
       } else {
         pull(sx, sy, dx, dy, c->mass, law.damping);
       }

@@ -171,24 +171,26 @@ struct arrays {
     const float px = x[i], py = y[i];
     const std::uint32_t kx = bh::key_of(px), ky = bh::key_of(py);
     float sx = 0.0f, sy = 0.0f;
-    std::int32_t path[bh::key_bits];
+    std::int32_t path[bh::key_bits];  // as the app's walk: path[t] is of level t, ...
     std::uint8_t next_slot[bh::key_bits];
-    int top = 0;
+    int top = 0, holding = 1;  // ... and path[0 .. holding) hold body i
     path[0] = 0;
     next_slot[0] = 0;
     while (top >= 0) {
       if (next_slot[top] == 4) {
+        holding = holding > top ? top : holding;
         --top;
         continue;
       }
-      slot_word s = slots[4 * path[top] + next_slot[top]++];
+      const std::uint32_t k = next_slot[top]++;
+      slot_word s = slots[4 * path[top] + k];
       if (s > 0) {
         const float dx = cx[s] - px, dy = cy[s] - py;
-        const std::uint32_t l = level[s], shift = bh::key_bits - l;
-        const bool holds = (kx >> shift) == ix[s] && (ky >> shift) == iy[s];
-        if (holds || bh::opens(bh::cell_width(l), dx * dx + dy * dy, law.theta2)) {
+        const bool holds = holding > top && k == bh::quadrant(kx, ky, static_cast<std::uint32_t>(top));
+        if (holds || bh::opens(bh::cell_width(static_cast<std::uint32_t>(top) + 1), dx * dx + dy * dy, law.theta2)) {
           path[++top] = s;
           next_slot[top] = 0;
+          if (holds) holding = top + 1;
         } else {
           bh::pull(sx, sy, dx, dy, cmass[s], law.damping);
         }
@@ -227,9 +229,15 @@ class simulation {
           next_.data(), slots_.data(), parent_.data(), w, w + k, w + 2 * k, w + 3 * k, w + 4 * k, w + 5 * k,
           c,         c + k,     c + 2 * k, used_.data(), overflowed_.data(), order_.data(), capacity_};
     overflowed_.zero();
+    populate(seed);
+  }
+
+  /// Body i of run `seed`: the app's draws (a member function, not the constructor: nvcc takes
+  /// no device lambda in a constructor).
+  void populate(std::uint64_t seed) {
     const arrays a = a_;
-    const float max_mass = p.max_mass;
-    arch::for_each_index(n, [=] SHOAL_DEVICE(std::size_t i) {
+    const float max_mass = p_.max_mass;
+    arch::for_each_index(n_, [=] SHOAL_DEVICE(std::size_t i) {
       const bh::start_state s(i, seed, max_mass);
       a.x[i] = s.x, a.y[i] = s.y, a.vx[i] = s.vx, a.vy[i] = s.vy, a.mass[i] = s.mass;
       a.ax[i] = 0.0f, a.ay[i] = 0.0f, a.next[i] = 0;
