@@ -1,0 +1,36 @@
+# cmake -DPROGRAM=tutorial_step4_outputs -DDIR=dir -DTOOL=viz_png_tool -DCHECK_FRAMES=CheckFrames.cmake
+#       -P CheckOutputs.cmake
+# Runs step 4 in an emptied DIR with viz/tests/CheckFrames.cmake (exit status 0, exactly these
+# frames, each a 240 x 240 PNG; the CSV goes beside DIR), then reads the CSV: the header, one row
+# a day for days 0-20, and the populations the model gives (800 on day 6, as steps 2 and 3 print).
+set(csv "${DIR}.csv")
+file(REMOVE "${csv}")
+set(ARGS "${csv}|.")
+set(EXPECT "")
+foreach(day 000000 000005 000010 000015 000020)
+  list(APPEND EXPECT "frame_${day}.png")
+endforeach()
+list(JOIN EXPECT "|" EXPECT)
+set(WIDTH 240)
+set(HEIGHT 240)
+include("${CHECK_FRAMES}")
+
+file(STRINGS "${csv}" rows)
+list(LENGTH rows n)
+list(GET rows 0 header)
+if(NOT header STREQUAL "step,rabbits,blocks" OR NOT n EQUAL 22)
+  message(FATAL_ERROR "${csv}: header '${header}' and ${n} lines, expected 'step,rabbits,blocks' and 22")
+endif()
+foreach(day RANGE 20)
+  math(EXPR line "${day} + 1")
+  list(GET rows ${line} row)
+  if(NOT row MATCHES "^${day},[0-9]+,[0-9]+$")
+    message(FATAL_ERROR "${csv} line ${line}: '${row}', expected day ${day}, rabbits, blocks")
+  endif()
+endforeach()
+file(READ "${csv}" text)
+foreach(row "0,100" "6,800" "20,23300")
+  if(NOT text MATCHES "\n${row},[0-9]+\n")
+    message(FATAL_ERROR "${csv} has no row '${row},<blocks>':\n${text}")
+  endif()
+endforeach()
