@@ -139,16 +139,20 @@ inline std::uint32_t slice_length_for(std::uint32_t n) {
 
 #endif  // SHOAL_BACKEND_CUDA
 
+/// Body i of run `seed` (the app's draws) at index i, id i.
+inline void populate(arrays b, std::uint64_t n, std::uint64_t seed, collision::parameters p) {
+  shoal::arch::for_each_index(n, [=] SHOAL_DEVICE(std::size_t i) {
+    b.store(i, collision::initial_motion(seed, i, p));
+    b.id[i] = static_cast<std::uint32_t>(i);
+  });
+}
+
 class simulation {
  public:
   simulation(std::uint64_t n, std::uint64_t seed, const collision::parameters& p)
       : p_(p), live_(n), a_(n), b_(n), partner_(n), keep_(n + 1), position_(n + 1), partial_(partial_entries(n)) {
     cur_ = a_.view(), next_ = b_.view();
-    const arrays c = cur_;
-    shoal::arch::for_each_index(n, [=] SHOAL_DEVICE(std::size_t i) {
-      c.store(i, collision::initial_motion(seed, i, p));
-      c.id[i] = static_cast<std::uint32_t>(i);
-    });
+    populate(cur_, n, seed, p);
 #if defined(SHOAL_BACKEND_CUDA)
     std::size_t bytes = 0;
     SHOAL_CUDA_CHECK(cub::DeviceScan::ExclusiveSum(nullptr, bytes, keep_.data(), position_.data(), n + 1));
