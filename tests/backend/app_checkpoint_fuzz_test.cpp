@@ -17,6 +17,8 @@
 #include <string>
 #include <vector>
 
+#include "barnes_hut/barnes_hut_cli.hpp"
+#include "barnes_hut/barnes_hut_resume.hpp"
 #include "nbody/nbody_cli.hpp"
 #include "nbody/nbody_resume.hpp"
 #include "shoal/checkpoint/crc32c.hpp"
@@ -294,6 +296,49 @@ app_harness nbody_harness() {
   return h;
 }
 
+app_harness barnes_hut_harness() {
+  struct state {
+    std::optional<runtime<barnes_hut::Space>> rt;
+    sim::phase_timer timer{false};
+  };
+  auto s = std::make_shared<state>();
+  s->rt.emplace(std::size_t{2} << 20);
+  app_harness h;
+  h.name = "barnes_hut";
+  h.write_good = [s](const std::string& path) {
+    barnes_hut::model_flags m;
+    m.bodies = 100;
+    m.p.gravity = 1e-6f;  // the bodies move before the checkpoint
+    auto& rt = *s->rt;
+    rt.clear();
+    barnes_hut::quadtree tree(m.bodies);
+    barnes_hut::populate(rt, m.bodies, 3, m.p);
+    for (std::uint64_t step = 1; step <= saved_step; ++step) barnes_hut::step(rt, tree, m.p, s->timer);
+    sim::write_checkpoint(path, "barnes_hut", saved_step, 3,
+                          [&](checkpoint::writer& w) { barnes_hut::save_state(w, rt, tree, m); });
+  };
+  h.resume_and_step = [s](const std::string& path) -> outcome {
+    sim::app_cli cli("barnes_hut", barnes_hut::app_description, barnes_hut::app_defaults);
+    barnes_hut::model_flags m;
+    if (auto r = parse_or_refuse("barnes_hut", run_args(path, "2"), [&](int argc, const char* const* argv) {
+          return barnes_hut::parse_command_line(cli, m, argc, argv);
+        }))
+      return *r;
+    auto& rt = *s->rt;
+    try {
+      barnes_hut::resume(rt, m, *cli.resume());
+    } catch (const checkpoint_error& e) {
+      return {false, e.what()};
+    }
+    barnes_hut::quadtree tree(m.bodies);
+    for (std::uint64_t step = cli.resume_step() + 1; step <= final_step; ++step) barnes_hut::step(rt, tree, m.p, s->timer);
+    rt.synchronize();
+    EXPECT_EQ(rt.verify(), "");
+    return {true, ""};
+  };
+  return h;
+}
+
 /// Cases per app: 10^4 (3 to 5 s of CPU per app on the release build); under the sanitizers,
 /// which make each case many times slower (10^4 traffic cases took 71 s under ASan on the loaded
 /// two-core machine), fewer with the same mix of edits, to stay within a minute.
@@ -353,6 +398,8 @@ void fuzz(const app_harness& app, std::uint64_t seed) {
 TEST(AppCheckpointFuzz, WatorResumesOrRefusesEveryEditedCheckpoint) { fuzz(wator_harness(), 25); }
 TEST(AppCheckpointFuzz, TrafficResumesOrRefusesEveryEditedCheckpoint) { fuzz(traffic_harness(), 26); }
 TEST(AppCheckpointFuzz, NbodyResumesOrRefusesEveryEditedCheckpoint) { fuzz(nbody_harness(), 27); }
+
+TEST(AppCheckpointFuzz, BarnesHutResumesOrRefusesEveryEditedCheckpoint) { fuzz(barnes_hut_harness(), 31); }
 
 }  // namespace
 }  // namespace shoal::test

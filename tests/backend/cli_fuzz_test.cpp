@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "barnes_hut/barnes_hut_cli.hpp"
 #include "nbody/nbody_cli.hpp"
 #include "test_support.hpp"
 #include "traffic/traffic_cli.hpp"
@@ -48,6 +49,11 @@ int parse_with(const char* name, const char* description, const sim::run_options
 
 std::vector<app_parser> apps() {
   return {
+      {"barnes_hut", {"--bodies", "--dt", "--gravity", "--damping", "--max-mass", "--theta"},
+       [](int argc, const char* const* argv, std::unique_ptr<sim::app_cli>* into) {
+         return parse_with<barnes_hut::model_flags>("barnes_hut", barnes_hut::app_description, barnes_hut::app_defaults,
+                                                    barnes_hut::parse_command_line, argc, argv, into);
+       }},
       {"wator", {"--width", "--height"},
        [](int argc, const char* const* argv, std::unique_ptr<sim::app_cli>* into) {
          return parse_with<wator::grid_size>("wator", wator::app_description, wator::app_defaults,
@@ -100,6 +106,7 @@ fixture_files make_files(const std::vector<app_parser>& list) {
   for (const auto& a : list) {
     const std::string path = (f.dir / (a.name + ".ckpt")).string();
     sim::write_checkpoint(path, a.name, 10, 1, [&](checkpoint::writer& w) {
+      if (a.name == "barnes_hut") w.value("barnes_hut.model", barnes_hut::model_flags{300, {}, 0});
       if (a.name == "wator") w.value("wator.grid", wator::grid_size{40, 30});
       if (a.name == "traffic") w.value("traffic.model", traffic::saved_model{60, 5, 10, 0.005, 0.02, 0.003, 0.02, 0.2});
       if (a.name == "nbody") w.value("nbody.model", nbody::model_flags{300, {}, 0});
