@@ -23,6 +23,8 @@
 #include "nbody/nbody_resume.hpp"
 #include "shoal/checkpoint/crc32c.hpp"
 #include "shoal/sim/sim.hpp"
+#include "sugarscape/sugarscape_cli.hpp"
+#include "sugarscape/sugarscape_resume.hpp"
 #include "test_support.hpp"
 #include "traffic/traffic_cli.hpp"
 #include "traffic/traffic_model.hpp"
@@ -339,6 +341,52 @@ app_harness barnes_hut_harness() {
   return h;
 }
 
+app_harness sugarscape_harness() {
+  struct state {
+    std::optional<runtime<sugarscape::Scape>> rt;
+    sim::phase_timer timer{false};
+  };
+  auto s = std::make_shared<state>();
+  s->rt.emplace(std::size_t{2} << 20);
+  app_harness h;
+  h.name = "sugarscape";
+  h.write_good = [s](const std::string& path) {
+    sugarscape::model_flags f;
+    f.width = 16, f.height = 12;
+    sugarscape::scape scape(f, 7);
+    auto& rt = *s->rt;
+    rt.clear();
+    sugarscape::populate(rt, scape.view(), f);
+    for (std::uint32_t step = 1; step <= saved_step; ++step) sugarscape::step(rt, scape.view(), step, s->timer);
+    sim::write_checkpoint(path, "sugarscape", saved_step, 7,
+                          [&](checkpoint::writer& w) { sugarscape::save_state(w, rt, scape.view(), f); });
+  };
+  h.resume_and_step = [s](const std::string& path) -> outcome {
+    sim::app_cli cli("sugarscape", sugarscape::app_description, sugarscape::app_defaults);
+    sugarscape::model_flags f;
+    if (auto r = parse_or_refuse("sugarscape", run_args(path, "2"), [&](int argc, const char* const* argv) {
+          return sugarscape::parse_command_line(cli, f, argc, argv);
+        }))
+      return *r;
+    auto& rt = *s->rt;
+    sugarscape::scape scape(f, cli.options().seed);
+    try {
+      sugarscape::resume(rt, scape.view(), f, *cli.resume());
+    } catch (const checkpoint_error& e) {
+      return {false, e.what()};
+    }
+    for (std::uint64_t step = cli.resume_step() + 1; step <= final_step; ++step)
+      sugarscape::step(rt, scape.view(), static_cast<std::uint32_t>(step), s->timer);
+    rt.synchronize();
+    EXPECT_EQ(rt.verify(), "");
+    const sugarscape::consistency c = sugarscape::check_consistency(rt, scape.view());
+    EXPECT_EQ(c.misplaced, 0u);
+    EXPECT_EQ(c.courting, 0u);
+    return {true, ""};
+  };
+  return h;
+}
+
 /// Cases per app: 10^4 (3 to 5 s of CPU per app on the release build); under the sanitizers,
 /// which make each case many times slower (10^4 traffic cases took 71 s under ASan on the loaded
 /// two-core machine), fewer with the same mix of edits, to stay within a minute.
@@ -400,6 +448,7 @@ TEST(AppCheckpointFuzz, TrafficResumesOrRefusesEveryEditedCheckpoint) { fuzz(tra
 TEST(AppCheckpointFuzz, NbodyResumesOrRefusesEveryEditedCheckpoint) { fuzz(nbody_harness(), 27); }
 
 TEST(AppCheckpointFuzz, BarnesHutResumesOrRefusesEveryEditedCheckpoint) { fuzz(barnes_hut_harness(), 31); }
+TEST(AppCheckpointFuzz, SugarscapeResumesOrRefusesEveryEditedCheckpoint) { fuzz(sugarscape_harness(), 32); }
 
 }  // namespace
 }  // namespace shoal::test

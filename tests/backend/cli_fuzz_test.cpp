@@ -18,6 +18,7 @@
 
 #include "barnes_hut/barnes_hut_cli.hpp"
 #include "nbody/nbody_cli.hpp"
+#include "sugarscape/sugarscape_cli.hpp"
 #include "test_support.hpp"
 #include "traffic/traffic_cli.hpp"
 #include "wator/wator_cli.hpp"
@@ -71,6 +72,14 @@ std::vector<app_parser> apps() {
          return parse_with<nbody::model_flags>("nbody", nbody::app_description, nbody::app_defaults,
                                                nbody::parse_command_line, argc, argv, into);
        }},
+      {"sugarscape",
+       {"--width", "--height", "--male-probability", "--female-probability", "--max-vision", "--max-age",
+        "--max-endowment", "--max-metabolism", "--sugar-capacity", "--max-grow-rate", "--max-diffusion",
+        "--min-mating-age", "--max-children"},
+       [](int argc, const char* const* argv, std::unique_ptr<sim::app_cli>* into) {
+         return parse_with<sugarscape::model_flags>("sugarscape", sugarscape::app_description, sugarscape::app_defaults,
+                                                    sugarscape::parse_command_line, argc, argv, into);
+       }},
   };
 }
 
@@ -110,6 +119,11 @@ fixture_files make_files(const std::vector<app_parser>& list) {
       if (a.name == "wator") w.value("wator.grid", wator::grid_size{40, 30});
       if (a.name == "traffic") w.value("traffic.model", traffic::saved_model{60, 5, 10, 0.005, 0.02, 0.003, 0.02, 0.2});
       if (a.name == "nbody") w.value("nbody.model", nbody::model_flags{300, {}, 0});
+      if (a.name == "sugarscape") {
+        sugarscape::model_flags m;
+        m.width = 40, m.height = 30;
+        w.value("sugarscape.model", m);
+      }
     });
     f.resume_files.push_back(path);
   }
