@@ -1,11 +1,11 @@
-// Checkpoints are untrusted input: for each app (Wa-Tor, traffic, n-body), thousands of copies
-// of a valid checkpoint with random byte edits in one of its sections (every section, headers
-// included), the two checksums recomputed so that the edit reaches the parsers and checks behind
-// them, resumed in-process through the app's own code: its command-line parser with --resume
+// Checkpoints are untrusted input: for each app (Wa-Tor, traffic, n-body, collision), thousands of
+// copies of a valid checkpoint with random byte edits in one of its sections (every section,
+// headers included), the two checksums recomputed so that the edit reaches the parsers and checks
+// behind them, resumed in-process through the app's own code: its command-line parser with --resume
 // (apps/<app>/<app>_cli.hpp, which adopts the saved flags through the flags' own checks) and its
-// resume function (the one main.cpp calls). Each case must end in a clear refusal (status 2 and
-// one line, or one checkpoint_error line) or in a resumed run that then steps with a consistent
-// heap; never a crash, hang or sanitizer report (the test runs under ASan/UBSan and TSan too).
+// resume function (the one main.cpp calls). Each case must end in a clear refusal (status 2 and one
+// line, or one checkpoint_error line) or in a resumed run that then steps with a consistent heap;
+// never a crash, hang or sanitizer report (the test runs under ASan/UBSan and TSan too).
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -17,6 +17,8 @@
 #include <string>
 #include <vector>
 
+#include "collision/collision_cli.hpp"
+#include "collision/collision_resume.hpp"
 #include "barnes_hut/barnes_hut_cli.hpp"
 #include "barnes_hut/barnes_hut_resume.hpp"
 #include "nbody/nbody_cli.hpp"
@@ -298,6 +300,47 @@ app_harness nbody_harness() {
   return h;
 }
 
+app_harness collision_harness() {
+  struct state {
+    std::optional<runtime<collision::Space>> rt;
+    sim::phase_timer timer{false};
+  };
+  auto s = std::make_shared<state>();
+  s->rt.emplace(std::size_t{2} << 20);
+  app_harness h;
+  h.name = "collision";
+  h.write_good = [s](const std::string& path) {
+    collision::model_flags m;
+    m.bodies = 100;
+    m.p.merge_radius = 0.1f;  // merges before the checkpoint
+    auto& rt = *s->rt;
+    rt.clear();
+    collision::populate(rt, m.bodies, 3, m.p);
+    for (std::uint64_t step = 1; step <= saved_step; ++step) collision::step(rt, m.p, s->timer);
+    sim::write_checkpoint(path, "collision", saved_step, 3,
+                          [&](checkpoint::writer& w) { collision::save_state(w, rt, m); });
+  };
+  h.resume_and_step = [s](const std::string& path) -> outcome {
+    sim::app_cli cli("collision", collision::app_description, collision::app_defaults);
+    collision::model_flags m;
+    if (auto r = parse_or_refuse("collision", run_args(path, "2"), [&](int argc, const char* const* argv) {
+          return collision::parse_command_line(cli, m, argc, argv);
+        }))
+      return *r;
+    auto& rt = *s->rt;
+    try {
+      collision::resume(rt, m, *cli.resume());
+    } catch (const checkpoint_error& e) {
+      return {false, e.what()};
+    }
+    for (std::uint64_t step = cli.resume_step() + 1; step <= final_step; ++step) collision::step(rt, m.p, s->timer);
+    rt.synchronize();
+    EXPECT_EQ(rt.verify(), "");
+    return {true, ""};
+  };
+  return h;
+}
+
 app_harness barnes_hut_harness() {
   struct state {
     std::optional<runtime<barnes_hut::Space>> rt;
@@ -446,6 +489,7 @@ void fuzz(const app_harness& app, std::uint64_t seed) {
 TEST(AppCheckpointFuzz, WatorResumesOrRefusesEveryEditedCheckpoint) { fuzz(wator_harness(), 25); }
 TEST(AppCheckpointFuzz, TrafficResumesOrRefusesEveryEditedCheckpoint) { fuzz(traffic_harness(), 26); }
 TEST(AppCheckpointFuzz, NbodyResumesOrRefusesEveryEditedCheckpoint) { fuzz(nbody_harness(), 27); }
+TEST(AppCheckpointFuzz, CollisionResumesOrRefusesEveryEditedCheckpoint) { fuzz(collision_harness(), 28); }
 
 TEST(AppCheckpointFuzz, BarnesHutResumesOrRefusesEveryEditedCheckpoint) { fuzz(barnes_hut_harness(), 31); }
 TEST(AppCheckpointFuzz, SugarscapeResumesOrRefusesEveryEditedCheckpoint) { fuzz(sugarscape_harness(), 32); }

@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "collision/collision_cli.hpp"
 #include "barnes_hut/barnes_hut_cli.hpp"
 #include "nbody/nbody_cli.hpp"
 #include "sugarscape/sugarscape_cli.hpp"
@@ -72,6 +73,12 @@ std::vector<app_parser> apps() {
          return parse_with<nbody::model_flags>("nbody", nbody::app_description, nbody::app_defaults,
                                                nbody::parse_command_line, argc, argv, into);
        }},
+      {"collision",
+       {"--bodies", "--dt", "--merge-radius", "--damping", "--gravity", "--max-mass", "--max-speed"},
+       [](int argc, const char* const* argv, std::unique_ptr<sim::app_cli>* into) {
+         return parse_with<collision::model_flags>("collision", collision::app_description, collision::app_defaults,
+                                                   collision::parse_command_line, argc, argv, into);
+       }},
       {"sugarscape",
        {"--width", "--height", "--male-probability", "--female-probability", "--max-vision", "--max-age",
         "--max-endowment", "--max-metabolism", "--sugar-capacity", "--max-grow-rate", "--max-diffusion",
@@ -124,6 +131,7 @@ fixture_files make_files(const std::vector<app_parser>& list) {
         m.width = 40, m.height = 30;
         w.value("sugarscape.model", m);
       }
+      if (a.name == "collision") w.value("collision.model", collision::model_flags{300, {}});
     });
     f.resume_files.push_back(path);
   }
