@@ -185,62 +185,6 @@ TEST(Bitmap, BulkSetAndClearOfAWordKeepTheLevelsExact) {
   EXPECT_EQ(bm.count(), 1u);
 }
 
-/// Range updates of bits [from, to) the way parallel_new makes them for fresh blocks: every word
-/// that the range touches, at every level, on one device thread.
-void update_range(bitmap_ref r, std::uint64_t from, std::uint64_t to, bool set) {
-  if (from >= to) return;
-  arch::for_each_index(1, [=] SHOAL_DEVICE(std::size_t) {
-    for (int level = 0; level < r.layout().levels; ++level) {
-      std::uint64_t first = 0, last = 0;
-      r.range_words(level, from, to, first, last);
-      for (std::uint64_t w = first; w <= last; ++w)
-        set ? r.set_range_word(level, w, from, to) : r.clear_range_word(level, w, from, to);
-    }
-  });
-  arch::synchronize();
-}
-
-/// The leaf words of a bitmap of `bits` bits whose set bits are exactly [from, to).
-std::vector<std::uint64_t> leaves_with(std::uint64_t bits, std::uint64_t from, std::uint64_t to) {
-  std::vector<std::uint64_t> words((bits + 63) / 64, 0);
-  for (std::uint64_t b = from; b < to; ++b) words[b / 64] |= std::uint64_t{1} << (b % 64);
-  return words;
-}
-
-// set_range_word / clear_range_word (parallel_new's fresh blocks): no atomic waits for another,
-// so each word's new parent bits must follow from the range alone. Ranges inside one word, across
-// words and levels, up to the last bit (where the last words at every level empty although the
-// range ends inside them), on bitmaps of one to four levels; a range set beside bits already set;
-// a range cleared from the low end of a run of set bits.
-TEST(Bitmap, RangeUpdatesKeepTheLevelsExact) {
-  SHOAL_REQUIRE_DEVICE();
-  std::mt19937_64 rng(7);
-  for (const std::uint64_t bits : {1ull, 64ull, 65ull, 4096ull, 4097ull, 64ull * 64 * 64 + 3, 300000ull}) {
-    std::vector<std::pair<std::uint64_t, std::uint64_t>> ranges{
-        {0, bits}, {bits - 1, bits}, {0, 1}, {std::min<std::uint64_t>(5, bits - 1), std::min<std::uint64_t>(70, bits)},
-        {bits / 3, bits / 2 + 1}};
-    for (int k = 0; k < 4; ++k) {
-      const std::uint64_t a = rng() % bits, b = rng() % bits;
-      ranges.emplace_back(std::min(a, b), std::max(a, b) + 1);
-    }
-    for (const auto& [from, to] : ranges) {
-      SCOPED_TRACE("bits " + std::to_string(bits) + ", range [" + std::to_string(from) + ", " + std::to_string(to) + ")");
-      hierarchical_bitmap set_alone(bits), set_beside(bits), cleared(bits);
-      update_range(set_alone.ref(), from, to, true);
-      EXPECT_EQ(set_alone.leaf_words(), leaves_with(bits, from, to));
-      EXPECT_EQ(set_alone.check_consistency(), "");
-      update_range(set_beside.ref(), 0, from, true);
-      update_range(set_beside.ref(), from, to, true);
-      EXPECT_EQ(set_beside.leaf_words(), leaves_with(bits, 0, to));
-      EXPECT_EQ(set_beside.check_consistency(), "");
-      update_range(cleared.ref(), from, bits, true);  // no set bit below `from`, as clearing asks
-      update_range(cleared.ref(), from, to, false);
-      EXPECT_EQ(cleared.leaf_words(), leaves_with(bits, to, bits));
-      EXPECT_EQ(cleared.check_consistency(), "");
-    }
-  }
-}
-
 TEST(Bitmap, ConcurrentClaimTakesEveryBitExactlyOnce) {
   SHOAL_REQUIRE_DEVICE();
   oversubscribe threads;

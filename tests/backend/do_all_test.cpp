@@ -376,9 +376,9 @@ TEST(ParallelNew, ManyObjectsFillTheLowestFreeBlocksAmongUsedOnes) {
   expect_parallel_new_fills_the_lowest_free_blocks(std::size_t{32} << 20, 3000, 2500);
 }
 
-// Tens of millions of objects in fresh blocks: on cuda the grid is as large as fits, and the
-// blocks are consecutive, so a thread makes each object without the list. (The cpu backend makes
-// a tenth as many.)
+// Tens of millions of objects in a cleared heap: on cuda the planning grid is as large as fits,
+// and the listed blocks have no gap, so each object's block is computed, not loaded. (The cpu
+// backend makes a tenth as many.)
 TEST(ParallelNew, TensOfMillionsFillFreshBlocksInOrder) {
   SHOAL_REQUIRE_DEVICE();
   const std::uint64_t n = 24'000'000 / scale_down + 17;
@@ -396,10 +396,8 @@ TEST(ParallelNew, TensOfMillionsFillFreshBlocksInOrder) {
   EXPECT_EQ(rt.verify(), "");
 }
 
-// Hundreds of thousands of blocks among used ones: on cuda the grid is as large as fits, and the
-// objects are made 32 listed blocks per warp and turn (the path for when the blocks are not
-// consecutive and every warp has at least one such turn; the Few and Many tests take 8 per turn).
-// 450,000 blocks of walkers, every third destroyed; then runners in 300,000 blocks: the 150,000
+// Hundreds of thousands of blocks among used ones: on cuda the planning grid is as large as fits,
+// and each object's block is loaded from the list, which has gaps. 450,000 blocks of walkers, every third destroyed; then runners in 300,000 blocks: the 150,000
 // emptied ones and 150,000 fresh. (The cpu backend makes a tenth as many.)
 TEST(ParallelNew, HundredsOfThousandsOfBlocksAmongUsedOnesFillInOrder) {
   SHOAL_REQUIRE_DEVICE();
@@ -443,9 +441,7 @@ TEST(ParallelNew, BackToBackCallsEachMakeTheirOwnObjectsInTheirOwnBlocks) {
 
 // Words whose blocks are all in use, below the lowest free blocks: parallel_new passes over them
 // and leaves their bitmaps alone. (On cuda it once handed them an empty mask, which marked the
-// parent bit of the new type's empty word in its allocated bitmap: verify() reports that.) One
-// emptied block above them keeps parallel_new off its fresh-block path, which starts above every
-// block in use and so never sees those words.
+// parent bit of the new type's empty word in its allocated bitmap: verify() reports that.)
 TEST(ParallelNew, PassesOverWordsWhoseBlocksAreAllInUse) {
   SHOAL_REQUIRE_DEVICE();
   DoAllRuntime rt(std::size_t{32} << 20);
@@ -473,10 +469,8 @@ TEST(ParallelNew, PassesOverWordsWhoseBlocksAreAllInUse) {
 }
 
 // A block that device code opened lies anywhere in the heap (the allocator claims a random free
-// one), and raises fresh_from past itself. Here it lies among the last free blocks, and a block
-// below them empties: parallel_new must not take the free blocks for the consecutive ones from
-// fresh_from up (the free-block count alone would match), but fill the emptied block first, then
-// the others around the device-made one.
+// one). Here it lies among the last free blocks, and a block below them empties: parallel_new
+// fills the emptied block first, then the others around the device-made one.
 TEST(ParallelNew, TakesOnlyFreeBlocksAfterDeviceCodeOpenedOne) {
   SHOAL_REQUIRE_DEVICE();
   DoAllRuntime rt(std::size_t{1} << 20);
@@ -513,6 +507,122 @@ TEST(ParallelNew, TakesOnlyFreeBlocksAfterDeviceCodeOpenedOne) {
     if (b != lone) lowest_free.push_back(b);
   for (std::uint64_t j = 0; j < spare; ++j)
     ASSERT_EQ(block_of(made[j * runner_cap]), lowest_free[j]) << "runner block " << j << " is the lowest free one";
+}
+
+// n = 0 makes nothing and reports nothing, even into a full heap; n = 1 makes object 0 in slot 0
+// of the lowest free block, in a cleared heap and among used blocks, and into a full heap it is
+// one failed allocation.
+TEST(ParallelNew, ZeroObjectsAndOneObject) {
+  SHOAL_REQUIRE_DEVICE();
+  DoAllRuntime rt(std::size_t{1} << 20);
+  const std::uint64_t walker_cap = rt.capacity<Walker>(), blocks = rt.blocks(), block_bytes = rt.block_bytes();
+  const auto data = reinterpret_cast<std::uint64_t>(rt.view().data);
+  const auto block_of = [&](unsigned long long place) { return ((place >> 8) - data) / block_bytes; };
+  rt.parallel_new<Walker>(0);
+  EXPECT_NO_THROW(rt.synchronize());
+  EXPECT_EQ(rt.stats().live(), 0u);
+  EXPECT_EQ(rt.stats().free_blocks, blocks);
+  EXPECT_EQ(rt.verify(), "");
+  arch::device_buffer<unsigned long long> places(1);
+  rt.parallel_new<Walker>(1);
+  rt.parallel_do<&Walker::record_place>(places.data());
+  rt.synchronize();
+  EXPECT_EQ(block_of(places.read(0)), 0u);
+  EXPECT_EQ(places.read(0) & 0xFF, 0u) << "slot 0";
+  EXPECT_EQ(rt.stats().live(), 1u);
+  EXPECT_EQ(rt.verify(), "");
+
+  rt.clear();
+  rt.parallel_new<Walker>(blocks * walker_cap);  // every block full
+  rt.parallel_new<Walker>(0);
+  EXPECT_NO_THROW(rt.synchronize()) << "no object asked, none failed";
+  arch::device_buffer<Walker*> table(blocks * walker_cap);
+  rt.parallel_do<&Walker::enter>(table.data());
+  destroy_walker_block(rt, table.data(), 5, walker_cap);
+  rt.synchronize();
+  ASSERT_EQ(rt.stats().free_blocks, 1u);
+  rt.parallel_new<Runner>(1);
+  rt.parallel_do<&Runner::record_place>(places.data());
+  rt.synchronize();
+  EXPECT_EQ(block_of(places.read(0)), 5u) << "the one free block";
+  EXPECT_EQ(places.read(0) & 0xFF, 0u) << "slot 0";
+  EXPECT_EQ(rt.verify(), "");
+  rt.parallel_new<Runner>(1);  // the runner's block has room, but parallel_new takes free blocks only
+  try {
+    rt.synchronize();
+    ADD_FAILURE() << "no out_of_memory";
+  } catch (const out_of_memory& e) {
+    EXPECT_NE(e.type_name().find("Runner"), std::string::npos) << e.type_name();
+    EXPECT_EQ(e.failed(), 1u);
+  }
+  EXPECT_EQ(rt.stats().live(), (blocks - 1) * walker_cap + 1);
+  EXPECT_EQ(rt.verify(), "");
+}
+
+/// `n` walkers made by device code (the allocator), then every walker of every third block
+/// destroyed, and every other walker elsewhere.
+void make_and_thin_out_walkers(DoAllRuntime& rt, Walker** table, std::uint64_t n) {
+  const auto data = reinterpret_cast<std::uint64_t>(rt.view().data);
+  const std::uint64_t block_bytes = rt.block_bytes();
+  rt.launch(n, [=] SHOAL_DEVICE(std::size_t i) { table[i] = new Walker(i); });
+  rt.launch(n, [=] SHOAL_DEVICE(std::size_t i) {
+    const std::uint64_t b = (detail::block_address_of(detail::bits_of(table[i])) - data) / block_bytes;
+    if (b % 3 == 0 || i % 2 == 0) delete table[i];
+  });
+}
+
+/// The free blocks in increasing order, from the free bitmap's leaf words.
+std::vector<std::uint64_t> free_blocks_in_order(const DoAllRuntime& rt) {
+  const auto words = detail::download(rt.view().free_blocks());
+  std::vector<std::uint64_t> free;
+  for (std::uint64_t b = 0; b < rt.blocks(); ++b)
+    if ((words[b / 64] >> (b % 64)) & 1u) free.push_back(b);
+  return free;
+}
+
+// After allocations by device code (the allocator opens blocks where its walk lands) and destroys
+// that empty some blocks and thin out the others, parallel_new fills exactly the lowest free
+// blocks in order, the last one part-full, on both cuda paths (one thread block; two launches
+// beyond 16,384 objects). Then more than the rest hold: they fill, the others are reported.
+TEST(ParallelNew, AfterAllocationsAndDestroysFillsTheLowestFreeBlocks) {
+  SHOAL_REQUIRE_DEVICE();
+  constexpr std::uint64_t runner_cap = detail::geometry_of<DoAllHeap>.capacity[DoAllHeap::type_id<Runner>];
+  for (const std::uint64_t runner_blocks : {std::uint64_t{5}, 16384 / runner_cap + 5}) {
+    SCOPED_TRACE(runner_blocks * runner_cap <= 16384 ? "one thread block" : "two launches");
+    DoAllRuntime rt(std::size_t{8} << 20);
+    const std::uint64_t walkers = rt.blocks() / 3 * rt.capacity<Walker>(), block_bytes = rt.block_bytes();
+    const auto data = reinterpret_cast<std::uint64_t>(rt.view().data);
+    arch::device_buffer<Walker*> table(walkers);
+    make_and_thin_out_walkers(rt, table.data(), walkers);
+    ASSERT_EQ(rt.verify(), "");
+    const auto free = free_blocks_in_order(rt);
+    const std::uint64_t live = rt.stats().live();
+    ASSERT_LT(runner_blocks, free.size());
+    ASSERT_NE(free.back() - free.front(), free.size() - 1) << "used blocks among the free ones";
+    const std::uint64_t n = (runner_blocks - 1) * runner_cap + 1;
+    rt.parallel_new<Runner>(n);
+    arch::device_buffer<unsigned long long> places(n);
+    rt.parallel_do<&Runner::record_place>(places.data());
+    rt.synchronize();
+    EXPECT_EQ(rt.verify(), "");
+    const auto rp = places.download();
+    expect_parallel_new_places(rp, runner_cap);
+    for (std::uint64_t j = 0; j < runner_blocks; ++j)
+      ASSERT_EQ(((rp[j * runner_cap] >> 8) - data) / block_bytes, free[j]) << "runner block " << j;
+    EXPECT_EQ(rt.stats().live(), live + n);
+    const std::uint64_t rest = free.size() - runner_blocks;
+    rt.parallel_new<Runner>(rest * runner_cap + 10);
+    try {
+      rt.synchronize();
+      ADD_FAILURE() << "no out_of_memory";
+    } catch (const out_of_memory& e) {
+      EXPECT_NE(e.type_name().find("Runner"), std::string::npos) << e.type_name();
+      EXPECT_EQ(e.failed(), 10u);
+    }
+    EXPECT_EQ(rt.stats().free_blocks, 0u);
+    EXPECT_EQ(rt.stats().live(), live + n + rest * runner_cap);
+    EXPECT_EQ(rt.verify(), "");
+  }
 }
 
 // A few objects more than fit, in fresh blocks and among used ones (on cuda, up to 16,384
@@ -557,13 +667,11 @@ TEST(ParallelNew, FewObjectsMoreThanFitFillWhatIsFreeAndReportTheRest) {
   }
 }
 
-// Into a heap that the runtime believes fresh (nothing but parallel_new ran on it since it was
-// cleared), up to 16,384 objects are one launch of one thread block of 1024 threads on cuda, and
-// more, up to 16,384 blocks, one launch of a thread block per tile. Device code that the runtime
-// did not launch (a kernel given rt.device_view()) can make the belief wrong; parallel_new checks
-// it, and still fills the lowest free blocks, in either launch. More than fit: the rest is
-// reported.
-TEST(ParallelNew, BelievedFreshHeapsFillTheLowestFreeBlocksEvenWhenTheBeliefIsWrong) {
+// parallel_new reads the heap's state on the device, so blocks freed by kernels the runtime did
+// not launch (given rt.device_view()) are filled like any others, on both cuda paths (one thread
+// block up to 16,384 objects, two launches beyond). First, a cleared heap filled past its end:
+// more than fit, the rest is reported.
+TEST(ParallelNew, BlocksFreedByKernelsOfOurOwnAreFilledFirst) {
   SHOAL_REQUIRE_DEVICE();
   DoAllRuntime rt(std::size_t{4} << 20);
   const std::uint64_t walker_cap = rt.capacity<Walker>(), runner_cap = rt.capacity<Runner>();
@@ -584,10 +692,10 @@ TEST(ParallelNew, BelievedFreshHeapsFillTheLowestFreeBlocksEvenWhenTheBeliefIsWr
 
   const std::uint64_t walker_blocks = blocks / 4, walkers = walker_blocks * walker_cap;
   for (const std::uint64_t n : {3 * runner_cap + 1, (16384 / runner_cap + 3) * runner_cap + 1}) {
-    SCOPED_TRACE(n <= 16384 ? "one thread block" : "a thread block per tile");
-    rt.clear();  // believed fresh again
+    SCOPED_TRACE(n <= 16384 ? "one thread block" : "two launches");
+    rt.clear();
     rt.parallel_new<Walker>(walkers);
-    // Blocks 3 and 40 emptied by kernels of our own: the runtime still believes the heap fresh.
+    // Blocks 3 and 40 emptied by kernels of our own, which the runtime does not see.
     arch::device_buffer<Walker*> table(walkers);
     table_walkers_unseen(rt, table.data());
     destroy_walker_block_unseen(rt, table.data(), 3, walker_cap);
@@ -629,10 +737,9 @@ void destroy_block_3_and_walker_blocks(DoAllRuntime& rt, Walker** table, std::ui
 
 // Taking the last free blocks of a leaf word whose other blocks are in use empties the word, so
 // its bit in the level above must be cleared too, although blocks past the taken ones are not
-// free. Blocks are freed in a full heap so that the taken range ends inside a leaf word followed
-// by used blocks only: the one-launch paths on cuda (one thread block of 256 threads after a
-// do-all the runtime saw, of 1024 when it still believes the heap fresh; a thread block per
-// tile for more than 16,384 objects) list the lowest free blocks, then take a range of them.
+// free. Blocks are freed in a full heap so that the taken blocks end inside a leaf word followed
+// by used blocks only, on both cuda paths (one thread block; two launches beyond 16,384 objects),
+// freed by a launch of the runtime's or by a kernel of our own.
 TEST(ParallelNew, TakingTheLastFreeBlocksOfAWordEmptiesItsParentBit) {
   SHOAL_REQUIRE_DEVICE();
   DoAllRuntime rt(std::size_t{4} << 20);
@@ -644,13 +751,13 @@ TEST(ParallelNew, TakingTheLastFreeBlocksOfAWordEmptiesItsParentBit) {
   ASSERT_LT(run_end, blocks);
   struct scenario {
     const char* name;
-    bool seen;           // freed by a launch of the runtime's (no longer believed fresh)
+    bool seen;           // freed by a launch of the runtime's, else by a kernel of our own
     std::uint64_t from;  // freed: block 3 and blocks [from, to)
     std::uint64_t to;
   };
   for (const scenario& c : {scenario{"one thread block, seen", true, 5, 6},
-                            scenario{"one thread block, believed fresh", false, 5, 6},
-                            scenario{"a thread block per tile", false, run_start, run_end}}) {
+                            scenario{"one thread block, unseen", false, 5, 6},
+                            scenario{"two launches", true, run_start, run_end}}) {
     SCOPED_TRACE(c.name);
     rt.clear();
     rt.parallel_new<Walker>(blocks * walker_cap);  // every block full
@@ -678,17 +785,16 @@ TEST(ParallelNew, TakingTheLastFreeBlocksOfAWordEmptiesItsParentBit) {
   }
 }
 
-// While the runtime has given out no view of the heap, it knows where the free blocks start
-// (fresh_from) after every parallel_new, and the launches open blocks without reading the heap's
-// counters first: one after another, across types, the one-block and the tile-per-block launches,
-// and past the end of the heap, the objects still fill the lowest free blocks in order.
-TEST(ParallelNew, KnownFreshHeapsFillInOrderOneAfterAnother) {
+// Calls one after another into a cleared heap, across types, on both cuda paths, and past the end
+// of the heap: each fills the lowest free blocks in order, the one after the blocks of the one
+// before.
+TEST(ParallelNew, CallsOneAfterAnotherFillInOrderToTheEnd) {
   SHOAL_REQUIRE_DEVICE();
   DoAllRuntime rt(std::size_t{4} << 20);
   const std::uint64_t walker_cap = rt.capacity<Walker>(), runner_cap = rt.capacity<Runner>();
   const std::uint64_t blocks = rt.stats().blocks;
   for (const std::uint64_t n : {3 * walker_cap + 5, (16384 / walker_cap + 3) * walker_cap + 11}) {
-    SCOPED_TRACE(n <= 16384 ? "one thread block" : "a thread block per tile");
+    SCOPED_TRACE(n <= 16384 ? "one thread block" : "two launches");
     rt.clear();
     const std::uint64_t walker_blocks = (n + walker_cap - 1) / walker_cap;
     ASSERT_GT(blocks, walker_blocks + 4);
@@ -713,44 +819,11 @@ TEST(ParallelNew, KnownFreshHeapsFillInOrderOneAfterAnother) {
     rt.synchronize();
     const auto rp = places.download();
     expect_parallel_new_places(rp, runner_cap);
-    const auto data = reinterpret_cast<std::uint64_t>(rt.view().data);  // from here on, not known
+    const auto data = reinterpret_cast<std::uint64_t>(rt.view().data);
     const std::uint64_t block_bytes = rt.stats().block_bytes;
     EXPECT_EQ(((rp[0] >> 8) - data) / block_bytes, walker_blocks) << "the runners follow the walkers";
   }
 }
-
-#if defined(SHOAL_BACKEND_CUDA)
-// What the runtime knows of a heap is only wrong if device code changed it behind its back; a
-// launch that trusted a wrong fresh_from (given here by calling the launcher directly) reports
-// it at the next synchronize(), in either launch that trusts it.
-TEST(ParallelNew, AHeapChangedBehindTheRuntimesBackIsReported) {
-  SHOAL_REQUIRE_DEVICE();
-  DoAllRuntime rt(std::size_t{4} << 20);
-  constexpr std::uint32_t t = DoAllHeap::type_id<Runner>;
-  constexpr std::uint32_t capacity = detail::geometry_of<DoAllHeap>.capacity[t];
-  const std::uint64_t blocks = rt.stats().blocks;
-  arch::device_buffer<std::uint32_t> list(blocks);
-  arch::device_buffer<unsigned long long> word_offsets(rt.view().layout.words[0]), chunk_counts(1);
-  arch::device_buffer<detail::parallel_new_plan> plan(1);
-  plan.zero();
-  const detail::parallel_new_scratch scratch{list.data(), word_offsets.data(), chunk_counts.data(), 1u, plan.data()};
-  for (const std::uint64_t n : {std::uint64_t{3} * capacity, (16384 / capacity + 3) * std::uint64_t{capacity}}) {
-    SCOPED_TRACE(n <= 16384 ? "one thread block" : "a thread block per tile");
-    rt.clear();
-    rt.parallel_new<Walker>(2 * rt.capacity<Walker>());  // fresh_from is 2
-    detail::parallel_new<Runner, capacity>(rt.view(), rt.device_view(), t, n, scratch, true, /*known_fresh=*/0,
-                                           detail::make_value_pack());
-    try {
-      rt.synchronize();
-      ADD_FAILURE() << "not reported";
-    } catch (const out_of_memory&) {
-      ADD_FAILURE() << "reported as out of memory";
-    } catch (const error& e) {
-      EXPECT_NE(std::string(e.what()).find("changed by device code"), std::string::npos) << e.what();
-    }
-  }
-}
-#endif
 
 std::uint64_t count_with_device_do(DoAllRuntime& rt) {
   arch::device_buffer<unsigned long long> out(2);

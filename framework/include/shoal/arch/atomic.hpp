@@ -97,7 +97,7 @@ SHOAL_HD SHOAL_FORCEINLINE void and_relaxed(std::uint64_t& word, std::uint64_t b
   atomic_ref<std::uint64_t>(word).fetch_and(bits, relaxed);
 #endif
 }
-/// Relaxed add and max of a 64-bit word whose old value nobody needs: on the GPU a reduction
+/// Relaxed add to a 64-bit word whose old value nobody needs: on the GPU a reduction
 /// (RED) too. atomic_ref's fetch_add on a generic address is an ATOM that also reports whether
 /// the address was global (else it retries in shared memory), and the thread waits for that
 /// report, an L2 round trip (about 600 cycles on the H100), even when it ignores the value.
@@ -108,13 +108,6 @@ SHOAL_HD SHOAL_FORCEINLINE void add_relaxed(T& word, T delta) {
   atomicAdd(reinterpret_cast<unsigned long long*>(&word), static_cast<unsigned long long>(delta));  // modulo 2^64
 #else
   atomic_ref<T>(word).fetch_add(delta, relaxed);
-#endif
-}
-SHOAL_HD SHOAL_FORCEINLINE void max_relaxed(unsigned long long& word, unsigned long long value) {
-#if defined(__CUDA_ARCH__)
-  atomicMax(&word, value);
-#else
-  fetch_max_relaxed(word, value);
 #endif
 }
 /// Weaker forms for the allocator's hot paths, where a full acquire-release (a memory barrier

@@ -27,15 +27,6 @@ SHOAL_HD constexpr std::uint64_t low_bits(std::uint64_t k) {
   return k >= 64 ? ~std::uint64_t{0} : (std::uint64_t{1} << k) - 1;
 }
 
-/// The bits of word w whose indices lie in [lo, hi). `Index` may be 32-bit where the indices
-/// are known to be (parallel_new's take_range: fewer instructions and registers).
-template <class Index>
-SHOAL_HD constexpr std::uint64_t bits_of_word(Index w, Index lo, Index hi) {
-  const Index base = w * 64;
-  const Index a = lo > base ? lo - base : 0, b = hi > base ? hi - base : 0;
-  return a >= b ? 0 : low_bits(b) & ~low_bits(a);
-}
-
 /// Sizes and offsets of the levels of a bitmap of `bits` bits.
 struct bitmap_layout {
   static constexpr int max_levels = 6;  // 64^6 = 2^36 bits
@@ -48,10 +39,9 @@ struct bitmap_layout {
 
   static bitmap_layout for_bits(std::uint64_t bits);
   SHOAL_HD int top() const { return levels - 1; }
-  /// offset[level], computed from `bits` alone: for a level known only at run time on the device,
-  /// where indexing offset[] in a kernel parameter copies the whole layout to each thread's stack.
-  /// Without branches on the level: where the lanes of a warp take different levels (parallel_
-  /// new's take_range), branches ran them one after another.
+  /// offset[level], computed from `bits` alone: for a level known only at run time on the device
+  /// (parallel_new's descent), where indexing offset[] in a kernel parameter copies the whole
+  /// layout to each thread's stack.
   SHOAL_HD std::uint64_t offset_of(int level) const {
     std::uint64_t at = 0, below = bits == 0 ? 1 : bits;  // the bits under the next level's words
 #pragma unroll
@@ -154,34 +144,6 @@ class bitmap_ref {
       const std::uint64_t below = w >> (6 * (level - 1));  // the word of level - 1, now non-empty
       arch::or_relaxed(level_words(level)[below / 64], std::uint64_t{1} << (below % 64));
     }
-  }
-
-  /// Range updates of bits [from, to) (from < to) for a caller that has the bitmap to itself,
-  /// word by word: for every level, every word in range_words(level, from, to). Each word takes
-  /// one relaxed reduction that nothing waits for, since the new parent bits follow from the
-  /// range alone. (set_bits and clear_bits instead make a chain of atomics up the levels, each
-  /// waiting for the one below; behind a memory system busy with stores, each link waits long.)
-  /// The words of `level` that set_range_word and clear_range_word touch: first … last.
-  SHOAL_HD void range_words(int level, std::uint64_t from, std::uint64_t to, std::uint64_t& first,
-                            std::uint64_t& last) const {
-    const int word_shift = 6 * (level + 1);  // log2 of the bits under one word (shifts: `level`
-    first = from >> word_shift;                // may be known only at run time, and a division
-    last = (to - 1) >> word_shift;             // by it would be a 64-bit one)
-  }
-  /// In word w of `level`, what setting bits [from, to) sets: their bits there, and above them
-  /// the parent bits of the words that they make non-empty.
-  /// (Both take `level` at run time: they address it through offset_of.)
-  SHOAL_DEVICE void set_range_word(int level, std::uint64_t w, std::uint64_t from, std::uint64_t to) const {
-    const int shift = 6 * level;  // log2 of the bits under one bit of `level`
-    arch::or_relaxed(words_[layout_.offset_of(level) + w], bits_of_word(w, from >> shift, ((to - 1) >> shift) + 1));
-  }
-  /// In word w of `level`, what clearing bits [from, to) clears, where no bit below `from` is set:
-  /// their bits, and the parent bits of the words whose bits all lie below `to` or past the end.
-  SHOAL_DEVICE void clear_range_word(int level, std::uint64_t w, std::uint64_t from, std::uint64_t to) const {
-    const int shift = 6 * level;
-    const std::uint64_t emptied = to >= layout_.bits ? ((to - 1) >> shift) + 1 : to >> shift;
-    const std::uint64_t mask = bits_of_word(w, from >> shift, emptied);
-    if (mask != 0) arch::and_relaxed(words_[layout_.offset_of(level) + w], ~mask);
   }
 
   /// A leaf word with set bits, found at random: a uniformly random leaf word first (dense

@@ -380,7 +380,6 @@ void restore_heap(const sd::heap_view& v, const heap_image& img, const std::stri
   for (std::uint64_t b = 0; b < v.blocks; ++b)
     if (headers[b].type == sd::no_type) set(0, b), ++free_blocks;
   counters->free_blocks[0] = free_blocks;
-  for (const std::uint64_t b : placed) counters->fresh_from[0] = std::max<unsigned long long>(counters->fresh_from[0], b + 1);
 
   for (std::uint64_t m = 0; m < 1 + 2 * Heap::num_types; ++m) fill_levels(maps.data() + m * words, v.layout);
 

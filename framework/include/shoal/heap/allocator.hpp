@@ -53,9 +53,6 @@ SHOAL_DEVICE SHOAL_FORCEINLINE void leave_block_operation(const heap_view& h, st
 SHOAL_DEVICE SHOAL_FORCEINLINE long long& free_block_count(const heap_view& h) {
   return h.counters->free_blocks[0];
 }
-SHOAL_DEVICE SHOAL_FORCEINLINE unsigned long long& fresh_from(const heap_view& h) {
-  return h.counters->fresh_from[0];
-}
 /// This processor's current block of type t (a hint: see heap_counters::current).
 SHOAL_DEVICE SHOAL_FORCEINLINE std::uint32_t& current_block(const heap_view& h, std::uint32_t t) {
   return h.counters->current[t][static_cast<unsigned>(arch::processor_id()) % hint_slots];
@@ -225,7 +222,6 @@ SHOAL_DEVICE inline step open_or_decide_full(const heap_view& h, std::uint32_t t
     block = h.free_blocks().claim(rng);
     if (block != bitmap_npos) {
       arch::add_relaxed(free_block_count(h), -1ll);
-      arch::max_relaxed(fresh_from(h), static_cast<unsigned long long>(block + 1));
       const std::uint32_t capacity = h.capacity[t];
       count = pending < capacity ? pending : capacity;
       initialize_block(h, block, t, count);

@@ -30,9 +30,6 @@ struct heap_errors {
   unsigned long long failed_allocations[max_types];  ///< per type, since the last reset
   unsigned long long bad_destroys;                   ///< checked mode: invalid destroy() calls
   unsigned long long first_bad_pointer;              ///< checked mode: the first one
-  /// parallel_new launches that found the heap's counters other than the runtime knew them
-  /// (device code that the runtime did not launch changed the heap: see runtime::view()).
-  unsigned long long unseen_changes;
 };
 
 #if defined(SHOAL_BACKEND_CUDA)
@@ -57,14 +54,9 @@ struct heap_counters {
   /// flight, high 32 bits a sequence bumped by every start and end, so that its value only grows
   /// (a parity-only sequence lock is wrong here: two writers in flight make the count even).
   unsigned long long block_epoch[max_types][epoch_shards][epoch_stride];
-  /// Free blocks. Kept with reductions that nobody waits for, so exact only after quiescence:
-  /// parallel_new, which runs alone on the heap, reads it. ([0] only.)
+  /// Free blocks. Kept with reductions that nobody waits for, so exact only after quiescence
+  /// (verify() checks it; nothing else reads it). ([0] only.)
   long long free_blocks[counter_stride];
-  /// No block from this index up has been opened since the heap was cleared or loaded: whoever
-  /// opens a block raises it past that block. After quiescence, free_blocks == blocks - fresh_from
-  /// therefore means that the free blocks are exactly those from here up, and parallel_new knows
-  /// where the lowest of them are without reading the free bitmap. ([0] only.)
-  unsigned long long fresh_from[counter_stride];
   /// Per type and processor (modulo hint_slots): the block that this processor's warps try first
   /// (index + 1; 0: none). Only a hint: a claim checks the block's type after taking slots, and a
   /// hint that points at a full or re-typed block costs one load and falls through to the walk.

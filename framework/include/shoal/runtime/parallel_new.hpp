@@ -5,33 +5,91 @@
 /// places every run (do-all and all-pairs order follow).
 ///
 /// Enqueued like a do-all; objects that do not fit are counted as failed allocations of T (the
-/// next synchronize() throws out_of_memory naming it). It runs alone on its heap: all work on
-/// the runtime's stream runs in order. So the free blocks it counts stay free while it opens
-/// them, and it opens them the way a plain array is initialised: plain stores for the headers,
-/// one atomic per bitmap word, and the free-block counter changed once. Opening each block with
-/// the allocator's protocol (counter, epoch, bit, header, bits, one thread per block) took 308 µs
-/// for the 1.56 million blocks of 10^8 objects on the H100.
-///
-/// When the free blocks are exactly those from heap_counters::fresh_from up (a cleared heap, or
-/// one that only parallel_new has filled since), the blocks to open are consecutive from there,
-/// and nothing needs counting or listing. Otherwise they are the lowest free blocks wherever
-/// they lie. On cuda (parallel_new_cuda.hpp) the objects are made in tiles of 2,048 as a plain
-/// array is initialised:
-///   - up to parallel_new_one_block_objects objects, one launch of one thread block finds the
-///     blocks (listing among used ones by a descent of the free bitmap's levels) and makes them;
-///   - up to parallel_new_one_launch_blocks blocks into a heap that the runtime believes fresh
-///     (it saw nothing but parallel_new run on it since it was cleared), one launch of a thread
-///     block per tile, each opening its own blocks (the device checks the belief, and is correct
-///     but slower when it is wrong);
-///   - for more, a cooperative launch finds the blocks (counting among used ones, a grid-wide
-///     barrier, listing), and a launch that depends on it makes them, a thread block per tile.
-/// cpu: the steps one after another.
+/// next synchronize() throws out_of_memory naming it). All work on the runtime's stream runs in
+/// order, so parallel_new has the heap to itself: the free blocks it finds stay free while it
+/// opens them, with plain stores for the headers, one atomic per bitmap word (a chain up the
+/// levels only where a word empties or fills) and one change of the free-block counter. (The
+/// allocator's protocol, one thread per block, took 308 µs for the 1.56 million blocks of 10^8
+/// objects on the H100.) Two steps: list the lowest free blocks that the objects need in the
+/// do-all's block list and open them, then make object i in block list[i / capacity]. cuda:
+/// parallel_new_cuda.hpp; cpu: below, the steps one after another.
 
 #include <algorithm>
+#include <cstddef>
 #include <cstdint>
+#include <new>
 
+#include "shoal/arch/atomic.hpp"
+#include "shoal/arch/lanes.hpp"
 #include "shoal/arch/launch.hpp"
-#include "shoal/runtime/parallel_new_parts.hpp"
+#include "shoal/heap/allocator.hpp"
+#include "shoal/heap/heap_view.hpp"
+#include "shoal/heap/pointer.hpp"
+
+namespace shoal::detail {
+
+/// What parallel_new needs besides the heap (cuda's planning launch uses all but the list).
+struct parallel_new_scratch {
+  std::uint32_t* list;               ///< the opened blocks, in order (one entry per block of the heap)
+  unsigned long long* word_offsets;  ///< one per leaf word of the block bitmaps
+  unsigned long long* chunk_counts;  ///< one per thread block, max_chunks
+  unsigned max_chunks;
+  unsigned long long* made;          ///< the objects that fit
+};
+
+/// The lowest k set bits of word (all of them if it has fewer).
+SHOAL_HD inline std::uint64_t lowest_bits_of(std::uint64_t word, std::uint64_t k) {
+  return arch::lowest_set_bits(word, k < 64 ? static_cast<int>(k) : 64);
+}
+
+/// Opens block b as the at-th of the blocks that n objects of t fill (the last one may be partly
+/// used): lists it, writes its header and offers its spare slots; its bitmap bits are its leaf
+/// word's (open_word). Not its do-all snapshot: a do-all writes the snapshot of every block it
+/// lists before it visits any. (Storing it cost 12.5 MB at 10^8 objects.)
+template <std::uint32_t Capacity>
+SHOAL_DEVICE void open_block(const heap_view& h, std::uint32_t t, std::uint64_t b, std::uint64_t at, std::uint64_t n,
+                             std::uint32_t* list) {
+  list[at] = static_cast<std::uint32_t>(b);
+  const std::uint64_t rest = n - at * Capacity;
+  const std::uint64_t free = spare_slots(low_bits(Capacity), static_cast<std::uint32_t>(rest < Capacity ? rest : Capacity));
+  // The whole header in one 16-byte store, plain: nothing reads it before the launch ends, which
+  // orders it. (A header left part-written made the L2 complete its sectors from DRAM.)
+  h.headers[b] = block_header{free, t, 0u};
+  offer_spare_slots</*Bulk=*/true>(h, b, t, free);
+}
+
+/// The bitmaps' side of opening the blocks `mask` of leaf word w for t (empty: nothing changes).
+SHOAL_DEVICE inline void open_word(const heap_view& h, std::uint32_t t, std::uint64_t w, std::uint64_t mask) {
+  h.free_blocks().clear_bits(w, mask);
+  h.allocated(t).set_bits(w, mask);
+}
+
+/// The counters once `opened` blocks are open for n objects of t, of which `made` fit.
+SHOAL_DEVICE inline void count_opened(const heap_view& h, std::uint32_t t, std::uint64_t n, std::uint64_t made,
+                                      std::uint64_t opened) {
+  arch::add_relaxed(free_block_count(h), -static_cast<long long>(opened));
+  if (made < n) record_failed_allocations(h, t, n - made);
+}
+
+/// Makes object i in slot `slot` of block b.
+template <class T, std::uint32_t Capacity, class Pack>
+struct construct_listed {
+  std::byte* data;
+  std::uint64_t block_bytes;
+  std::uint32_t type;
+  const std::uint32_t* list;
+  Pack arguments;
+
+  SHOAL_DEVICE void at(std::size_t i, std::uint32_t b, std::uint32_t slot) const {
+    void* p = reinterpret_cast<void*>(encode_pointer(data + b * block_bytes, slot, Capacity, type));
+#if defined(__CUDA_ARCH__)
+    __builtin_assume(__isGlobal(p));  // global stores, not generic ones
+#endif
+    arguments.apply([&](const auto&... a) { new (p) T(i, a...); });
+  }
+};
+
+}  // namespace shoal::detail
 
 #if defined(SHOAL_BACKEND_CUDA)
 #include "shoal/runtime/parallel_new_cuda.hpp"
@@ -39,57 +97,24 @@
 
 namespace shoal::detail {
 
-/// Opens the free blocks of leaf word w (`word`: its free bits, read before any of them was
-/// taken) whose places in the list, counted from `at` for its lowest, are below `needed`: lists
-/// them, opens them and takes them in the bitmaps (one atomic per bitmap).
-template <std::uint32_t Capacity>
-SHOAL_DEVICE void open_lowest_of_word(const heap_view& h, std::uint32_t t, std::uint64_t w, std::uint64_t word,
-                                      std::uint64_t at, std::uint64_t needed, std::uint64_t n,
-                                      std::uint32_t* list) {
-  if (at >= needed || word == 0) return;
-  const std::uint64_t mask = lowest_set_bits(word, needed - at);
-  for (std::uint64_t m = mask; m != 0; m &= m - 1, ++at) {
-    const std::uint64_t b = w * 64 + arch::lowest_bit(m);
-    list[at] = static_cast<std::uint32_t>(b);
-    offer_spare_slots</*Bulk=*/true>(h, b, t, open_block<Capacity>(h.headers, t, b, at, n));
-  }
-  open_word(h, t, w, mask);
-}
-
 template <class T, std::uint32_t Capacity, class Pack>
 void parallel_new(const heap_view& h, const void* context, std::uint32_t t, std::uint64_t n,
-                  const parallel_new_scratch& s, bool /*believed_fresh*/, std::uint64_t /*known_fresh*/,
-                  const Pack& arguments) {
-  // One path here: the counters are read by the thread that changes them, which costs nothing.
+                  const parallel_new_scratch& s, const Pack& arguments) {
   if (n == 0) return;
   const std::uint64_t needed = (n + Capacity - 1) / Capacity;
-  const std::uint64_t fresh = fresh_from(h);
+  const std::uint64_t* free_words = h.free_blocks().level_words(0);
   std::uint64_t opened = 0;
-  if (free_block_count(h) == static_cast<long long>(h.blocks - fresh)) {
-    // The free blocks are exactly those from fresh_from up: the lowest are consecutive (as on cuda).
-    opened = std::min(needed, h.blocks - fresh);
-    open_fresh_range(h, t, fresh, fresh + opened, 0, 1);
-    for (std::uint64_t k = 0; k < opened; ++k) {
-      s.list[k] = static_cast<std::uint32_t>(fresh + k);
-      offer_spare_slots</*Bulk=*/true>(h, fresh + k, t, open_block<Capacity>(h.headers, t, fresh + k, k, n));
-    }
-  } else {
-    const std::uint64_t* free_words = h.free_blocks().level_words(0);
-    std::uint64_t free = 0;
-    for (std::uint64_t w = 0; w < h.layout.words[0]; ++w) free += arch::popc(free_words[w]);
-    opened = free < needed ? free : needed;
-    for (std::uint64_t w = 0, at = 0; w < h.layout.words[0] && at < opened; ++w) {
-      const std::uint64_t word = free_words[w];
-      open_lowest_of_word<Capacity>(h, t, w, word, at, opened, n, s.list);
-      at += arch::popc(word);
-    }
+  for (std::uint64_t w = 0; w < h.layout.words[0] && opened < needed; ++w) {
+    const std::uint64_t mask = lowest_bits_of(free_words[w], needed - opened);
+    for (std::uint64_t m = mask; m != 0; m &= m - 1) open_block<Capacity>(h, t, w * 64 + arch::lowest_bit(m), opened++, n, s.list);
+    open_word(h, t, w, mask);
   }
-  arch::fetch_sub(free_block_count(h), static_cast<long long>(opened));
-  if (opened > 0) arch::max_relaxed(fresh_from(h), static_cast<unsigned long long>(s.list[opened - 1]) + 1);
-  if (opened < needed) record_failed_allocations(h, t, n - opened * Capacity);
+  const std::uint64_t made = std::min(n, opened * Capacity);
+  count_opened(h, t, n, made, opened);
   const construct_listed<T, Capacity, Pack> construct{h.data, h.block_bytes, t, s.list, arguments};
-  arch::for_each_index(n < opened * Capacity ? n : opened * Capacity,
-                       [=](std::size_t i) { construct(i); }, context);
+  arch::for_each_index(
+      made, [=](std::size_t i) { construct.at(i, construct.list[i / Capacity], static_cast<std::uint32_t>(i % Capacity)); },
+      context);
 }
 
 }  // namespace shoal::detail

@@ -90,10 +90,9 @@ class runtime {
     v.bitmap_words = v.snapshots + m;
     v.layout = bitmap_layout::for_bits(m);
     word_offsets_ = arch::device_buffer<unsigned long long>(v.layout.words[0]);
-    // parallel_new's launch: at most 8 blocks of 256 threads per multiprocessor.
+    // parallel_new's planning launch: at most 8 blocks of 256 threads per multiprocessor.
     chunk_counts_ = arch::device_buffer<unsigned long long>(8 * static_cast<std::size_t>(arch::probe_device().multiprocessors));
-    parallel_new_plan_ = arch::device_buffer<detail::parallel_new_plan>(1);
-    parallel_new_plan_.zero();  // its ticket counter starts at 0
+    parallel_new_made_ = arch::device_buffer<unsigned long long>(1);
     v.errors = reinterpret_cast<detail::heap_errors*>(v.bitmap_words + bitmaps * v.layout.total_words);
     v.counters = reinterpret_cast<detail::heap_counters*>(reinterpret_cast<std::byte*>(v.errors) + errors_bytes);
     for (std::uint32_t t = 0; t < Heap::num_types; ++t)
@@ -152,23 +151,12 @@ class runtime {
     arch::copy_to_device(device_view_, &view_, sizeof(view_));
     do_all_count_.zero();
     do_all_parity_ = 0;
-    believed_fresh_ = true;
-    fresh_from_ = 0;
     arch::synchronize();
   }
 
-  /// The device view (trivially copyable) for kernels and advanced use. Device code given either
-  /// may create and destroy objects without the runtime seeing it, so from the first call on,
-  /// parallel_new reads the heap's state on the device before it opens blocks (about a µs more
-  /// for a small one), rather than trusting what this runtime saw.
-  const detail::heap_view& view() const {
-    view_given_ = true;
-    return view_;
-  }
-  const detail::heap_view* device_view() const {
-    view_given_ = true;
-    return device_view_;
-  }
+  /// The device view (trivially copyable) for kernels and advanced use.
+  const detail::heap_view& view() const { return view_; }
+  const detail::heap_view* device_view() const { return device_view_; }
 
   std::uint64_t heap_bytes() const { return heap_bytes_; }
   std::uint64_t blocks() const { return view_.blocks; }
@@ -188,7 +176,6 @@ class runtime {
   /// As launch(), without waiting; errors surface at the next synchronize().
   template <class F>
   void launch_async(std::size_t n, F f) {
-    believed_fresh_ = false;  // f may create and destroy objects
     arch::for_each_index(n, f, device_view_);
   }
 
@@ -209,7 +196,6 @@ class runtime {
     static_assert(!detail::member_function<decltype(Method)>::is_const,
                   "parallel_do of a const member function: nvcc cannot compile it; declare the method "
                   "without const (fields are proxies, so a non-const method reads them the same way)");
-    believed_fresh_ = false;  // the method may create and destroy objects
     Heap::for_each_type([&]<class U>() {
       if constexpr (!abstract_object<U> && (std::is_same_v<T, U> || std::is_base_of_v<T, U>)) {
         constexpr std::uint32_t t = Heap::template type_id<U>;
@@ -240,7 +226,6 @@ class runtime {
     static_assert(!abstract_object<T>, "all_pairs over an abstract class: name a concrete class");
     constexpr std::uint32_t t = Heap::template type_id<T>;
     constexpr std::uint32_t capacity = detail::geometry_of<Heap>.capacity[t];
-    believed_fresh_ = false;  // op may create and destroy objects
     detail::all_pairs<T, capacity>(view_, device_view_, t, do_all_list_.data(), all_pairs_scratch_, op);
   }
 
@@ -261,12 +246,8 @@ class runtime {
       check_errors();
     }
     const detail::parallel_new_scratch scratch{do_all_list_.data(), word_offsets_.data(), chunk_counts_.data(),
-                                               static_cast<unsigned>(chunk_counts_.size()), parallel_new_plan_.data()};
-    const std::uint64_t known_fresh = believed_fresh_ && !view_given_ ? fresh_from_ : detail::unknown_fresh;
-    detail::parallel_new<T, capacity>(view_, device_view_, t, n, scratch, believed_fresh_, known_fresh,
-                                      detail::make_value_pack(args...));
-    // The blocks it opens: the lowest free ones, consecutive from fresh_from_ while believed fresh.
-    fresh_from_ += std::min<std::uint64_t>((n + capacity - 1) / capacity, view_.blocks - fresh_from_);
+                                               static_cast<unsigned>(chunk_counts_.size()), parallel_new_made_.data()};
+    detail::parallel_new<T, capacity>(view_, device_view_, t, n, scratch, detail::make_value_pack(args...));
   }
 
   /// The CUDA graphs that run this runtime's do-alls (see arch/launch_graph.hpp; for tests and
@@ -307,12 +288,6 @@ class runtime {
          << " times; first pointer 0x" << std::hex << e.first_bad_pointer << std::dec << ", "
          << describe_pointer(e.first_bad_pointer) << ")";
       throw invalid_destroy(os.str());
-    }
-    if (e.unseen_changes != 0) {
-      arch::fill_bytes(view_.errors, 0, sizeof(e));
-      throw error("shoal: parallel_new found the heap changed by device code that the runtime did not "
-                  "launch nor hand a view of the heap (its objects may overlap others); launch such code "
-                  "with the runtime, or give it runtime.device_view()");
     }
     std::ostringstream failed;
     std::uint32_t first = Heap::num_types;
@@ -423,7 +398,6 @@ class runtime {
     const auto img = checkpoint::detail::parse_heap<Heap>(r.section(checkpoint::section_kind::heap, "heap"), r.name());
     synchronize();
     checkpoint::detail::restore_heap<Heap>(view_, img, r.name());
-    believed_fresh_ = false;  // the loaded blocks lie anywhere
     do_all_count_.zero();
     do_all_parity_ = 0;
     arch::synchronize();
@@ -478,9 +452,6 @@ class runtime {
       for (int s = 0; s < detail::hint_slots; ++s)
         if (counters.current[t][s] > v.blocks)
           return "the current block of " + type_name(t) + " lies beyond the heap's " + std::to_string(v.blocks) + " blocks";
-    if (counters.fresh_from[0] > v.blocks)
-      return "fresh_from " + std::to_string(counters.fresh_from[0]) + " lies beyond the heap's " +
-             std::to_string(v.blocks) + " blocks";
     if (counters.free_blocks[0] != free_blocks)
       return "free block counter " + std::to_string(counters.free_blocks[0]) + " but " +
              std::to_string(free_blocks) + " free blocks";
@@ -492,9 +463,6 @@ class runtime {
       std::ostringstream os;
       os << "block " << b << ": ";
       if (h.returning != 0) return os.str() + "a return of this block is still in flight";
-      if (b >= counters.fresh_from[0] && h.type != detail::no_type)
-        return os.str() + "in use, but fresh_from says no block from " + std::to_string(counters.fresh_from[0]) +
-               " up was opened";
       if (h.type == detail::no_type) {
         if (!bit(maps[0], b)) return os.str() + "free block missing from the free bitmap";
         if (h.free_slots != 0) return os.str() + "free block with free_slots != 0";
@@ -572,25 +540,14 @@ class runtime {
   arch::device_buffer<std::byte> memory_;
   detail::heap_view view_{};
   detail::heap_view* device_view_ = nullptr;
-  /// Nothing but parallel_new has run on the heap since clear(), as far as this runtime saw: the
-  /// free blocks should be exactly those from fresh_from up, and parallel_new takes a faster
-  /// path for up to 16,384 blocks. Unless a view was given out, this is knowledge (fresh_from_),
-  /// which the device only checks; else the device reads the counters first, and is correct, only
-  /// slower, when device code that the runtime did not launch made the belief wrong.
-  bool believed_fresh_ = true;
-  /// While believed fresh, the heap's fresh_from: the blocks that parallel_new opened since clear().
-  std::uint64_t fresh_from_ = 0;
-  /// view() or device_view() was called: device code the runtime does not launch may change the
-  /// heap, so parallel_new reads its state on the device, never trusting fresh_from_.
-  mutable bool view_given_ = false;
   arch::device_buffer<std::uint32_t> do_all_list_;         // blocks of the type being visited
   arch::device_buffer<unsigned long long> do_all_count_;  // their number (two: see counter_pair)
   unsigned do_all_parity_ = 0;
   arch::launch_graphs launch_graphs_;  // a do-all's two launches as one (cuda graphs)
   detail::all_pairs_scratch all_pairs_scratch_;
   arch::device_buffer<unsigned long long> word_offsets_;  // parallel_new's scratch: per leaf word
-  arch::device_buffer<unsigned long long> chunk_counts_;  // ... and per thread block
-  arch::device_buffer<detail::parallel_new_plan> parallel_new_plan_;  // ... and its plan
+  arch::device_buffer<unsigned long long> chunk_counts_;  // ... per thread block of its planning launch
+  arch::device_buffer<unsigned long long> parallel_new_made_;  // ... and the objects it made room for
   arch::pinned_value<detail::heap_errors> errors_seen_;   // synchronize()'s copy of the record
 };
 
