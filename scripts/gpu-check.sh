@@ -196,7 +196,7 @@ log="$OUT/bench.log"
 bench_failed=0
 bench_ran=0
 # The apps at their default sizes (the timing goals), with the time per phase.
-for app in wator traffic nbody barnes_hut sugarscape; do
+for app in wator traffic nbody barnes_hut collision sugarscape; do
   [[ -x "$BUILD/bin/$app" ]] || continue
   run_logged "$log" "$(limit_for 60)" "$BUILD/bin/$app" --quiet --timing ||
     { bench_failed=1; echo "!!! $app failed" | tee -a "$log"; }
