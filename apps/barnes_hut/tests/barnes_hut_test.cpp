@@ -1,5 +1,5 @@
 // Barnes–Hut: the opening rule on hand-built bodies (a far cell acts through its centre of mass,
-// a near one is opened), θ = 0 is the direct sum, the tree holds every body once with correct
+// a near one is opened, one that holds the body always is), θ = 0 is the direct sum, the tree holds every body once with correct
 // masses and centres, no cell outlives its step, momentum is nearly conserved, θ = 0.5 stays
 // within its measured error of the all-pairs forces, runs are reproducible and do not depend on
 // the order the bodies were inserted in, a θ = 0 run follows a double-precision integration, and
@@ -178,6 +178,31 @@ TEST(BarnesHut, ANearCellIsOpened) {
   const state& near = at(got, 0.7, 0.7);
   EXPECT_LE(distance(whole, near.ax, near.ay), 1e-5 * size);
   EXPECT_GT(distance(want, near.ax, near.ay), 1e-3 * size);
+}
+
+TEST(BarnesHut, ACellHoldingTheBodyIsAlwaysOpened) {
+  SHOAL_REQUIRE_DEVICE();
+  // A and B in [0, 0.5)², C at (0.9, 0.9): all three in the cell [0, 1)² (width 1), whose centre
+  // of mass (0.43, 0.43) is 0.66 from C. At θ = 2 that cell would act whole on C (1 < 2 × 0.66)
+  // and pull C toward itself; it holds C, so it is opened: C feels the cell [0, 0.5)² (width 0.5,
+  // 0.99 away) as one mass, and A feels B and C one by one.
+  const std::vector<state> scene = {{0.1, 0.1, 0, 0, 100, 0, 0}, {0.3, 0.3, 0, 0, 100, 0, 0}, {0.9, 0.9, 0, 0, 100, 0, 0}};
+  shoal::runtime<Space> rt(std::size_t{2} << 20);
+  place(rt, scene);
+  parameters p;
+  p.gravity = 1e-3f;
+  p.theta = 2.0f;
+  quadtree tree(scene.size());
+  forces(rt, tree, p);
+  const auto got = download(rt, scene.size());
+  const state& c = at(got, 0.9, 0.9);
+  const state ab = centre(scene, 0, 2);
+  const auto expected = monopole(scene[2], ab.x, ab.y, ab.mass, p);
+  const double size = std::hypot(expected.first, expected.second);
+  EXPECT_LE(distance(expected, c.ax, c.ay), 1e-5 * size);
+  const state& a = at(got, 0.1, 0.1);
+  const auto direct_a = direct(scene, 0, p);
+  EXPECT_LE(distance(direct_a, a.ax, a.ay), 1e-5 * std::hypot(direct_a.first, direct_a.second));
 }
 
 TEST(BarnesHut, ThetaZeroIsTheDirectSum) {
