@@ -18,7 +18,8 @@ inline constexpr const char* app_description =
 /// 300,000 bodies as DynaSOAr; 200 steps (DynaSOAr runs 4,000), meant to take seconds on an
 /// H100: at the start a body's walk makes 242 pulls (214 of cells, 28 of bodies) and opens 88
 /// cells, where all pairs would make 300,000 (an estimate until measured there).
-inline constexpr shoal::sim::run_options app_defaults{.steps = 200, .heap_mb = 256};
+inline constexpr shoal::sim::run_options app_defaults{.steps = 200, .heap_mb = 256,
+                                                       .features = shoal::sim::app_features::all()};
 
 /// The model's flags, also saved in checkpoints (explicit padding: no undefined bytes in files).
 struct model_flags {

@@ -17,7 +17,8 @@ inline constexpr const char* app_description =
     "radius (the merged-away body is deleted); all pairs in shared-memory tiles (runtime.all_pairs).";
 /// 2,000 steps as DynaSOAr: with its 40,000 bodies a few seconds on an H100 (the pair pass is
 /// n-body's at twice the bodies, and the bodies get fewer as they merge).
-inline constexpr shoal::sim::run_options app_defaults{.steps = 2000, .heap_mb = 16};
+inline constexpr shoal::sim::run_options app_defaults{.steps = 2000, .heap_mb = 16,
+                                                       .features = shoal::sim::app_features::all()};
 
 /// The model's flags, also saved in checkpoints (no padding: no undefined bytes in files).
 struct model_flags {

@@ -15,7 +15,8 @@ namespace nbody {
 inline constexpr const char* app_description =
     "N-body: softened 2-D gravity between all pairs of bodies in the unit box,\n"
     "bodies bouncing off its walls; all pairs in shared-memory tiles (runtime.all_pairs).";
-inline constexpr shoal::sim::run_options app_defaults{.steps = 3000, .heap_mb = 64};
+inline constexpr shoal::sim::run_options app_defaults{.steps = 3000, .heap_mb = 64,
+                                                       .features = shoal::sim::app_features::all()};
 
 /// The model's flags, also saved in checkpoints (explicit padding: no undefined bytes in files).
 struct model_flags {

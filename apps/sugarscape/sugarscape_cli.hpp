@@ -20,7 +20,8 @@ inline constexpr const char* app_description =
     "Same seed and flags: same CSV and checksum, on every run and on both backends.";
 /// 1000 steps: well past the first generation's die-off into the steady births and deaths
 /// (DynaSOAr runs 10,000).
-inline constexpr shoal::sim::run_options app_defaults{.steps = 1000, .seed = 42, .heap_mb = 256};
+inline constexpr shoal::sim::run_options app_defaults{.steps = 1000, .seed = 42, .heap_mb = 256,
+                                                       .features = shoal::sim::app_features::all()};
 
 /// Largest --max-age, --sugar-capacity and --max-diffusion: an agent holds at most its endowment
 /// plus max_age harvests of capacity + max_diffusion, which must fit an int32 (resume checks it).

@@ -18,7 +18,8 @@ inline constexpr const char* app_description =
     "Nagel-Schreckenberg cars on a random street network (DynaSOAr's traffic benchmark):\n"
     "producers create cars, cars drive at random through traffic lights and leave at targets.\n"
     "Same seed and flags: same CSV and checksum, on every run and on both backends.";
-inline constexpr shoal::sim::run_options app_defaults{.steps = 12000, .seed = 42, .heap_mb = 512};
+inline constexpr shoal::sim::run_options app_defaults{.steps = 12000, .seed = 42, .heap_mb = 512,
+                                                       .features = shoal::sim::app_features::all()};
 
 /// The app's own flags.
 struct options {

@@ -16,7 +16,8 @@ namespace wator {
 inline constexpr const char* app_description =
     "Wa-Tor: fish and sharks on a toroidal grid (Dewdney's rules; see the README).\n"
     "Same seed and flags: same CSV and checksum, on every run and on both backends.";
-inline constexpr shoal::sim::run_options app_defaults{.steps = 500, .heap_mb = 512};
+inline constexpr shoal::sim::run_options app_defaults{.steps = 500, .heap_mb = 512,
+                                                       .features = shoal::sim::app_features::all()};
 
 /// The grid size (the app's own flags), also saved in checkpoints.
 struct grid_size {

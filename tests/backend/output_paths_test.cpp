@@ -53,7 +53,7 @@ struct parsed {
 };
 
 parsed parse(std::vector<std::string> args) {
-  sim::app_cli cli("testapp", "A test app.", {.steps = 5, .heap_mb = 4});
+  sim::app_cli cli("testapp", "A test app.", {.steps = 5, .heap_mb = 4, .features = sim::app_features::all()});
   std::vector<const char*> argv{"testapp"};
   for (const auto& a : args) argv.push_back(a.c_str());
   testing::internal::CaptureStdout();
@@ -118,7 +118,7 @@ TEST(OutputPaths, EveryOutputPathIsCheckedBeforeTheRun) {
 
 TEST(OutputPaths, AFloatThatWouldBeStoredAsZeroOrIsOutOfRangeIsRefused) {
   auto parse_float = [](const std::string& value) {
-    sim::app_cli cli("testapp", "A test app.");
+    sim::app_cli cli("testapp", "A test app.", {.features = sim::app_features::all()});
     float g = 0.5f;
     cli.app().add_option("--gravity", g, "G")->check(sim::decimal<float>(0.0, 1.0));
     const char* argv[] = {"testapp", "--gravity", value.c_str()};

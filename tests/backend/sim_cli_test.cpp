@@ -1,5 +1,6 @@
 // sim::app_cli: defaults, the app's own options, --help with defaults, and every kind of bad
 // command line giving exit status 2 with one line on stderr naming the problem.
+#include <algorithm>
 #include <filesystem>
 #include <string>
 #include <vector>
@@ -16,9 +17,10 @@ struct cli_result {
   std::uint64_t width;
 };
 
-/// Parses `args` with an app that has the shared options plus --width (1..4096, default 64).
-cli_result parse(std::vector<std::string> args) {
-  sim::app_cli cli("testapp", "A test app.", {.steps = 500, .heap_mb = 64});
+/// Parses `args` with an app that has the shared options plus --width (1..4096, default 64);
+/// `features`: what the app implements (all, unless a test says otherwise).
+cli_result parse(std::vector<std::string> args, sim::app_features features = sim::app_features::all()) {
+  sim::app_cli cli("testapp", "A test app.", {.steps = 500, .heap_mb = 64, .features = features});
   std::uint64_t width = 64;
   cli.app().add_option("--width", width, "grid width")->check(sim::whole_number(1, 4096));
   std::vector<const char*> argv{"testapp"};
@@ -42,6 +44,36 @@ TEST(SimCli, DefaultsAreTheAppsAndRunGoesOn) {
   EXPECT_FALSE(r.run.timing);
   EXPECT_EQ(r.width, 64u);
   EXPECT_EQ(r.out + r.err, "");
+}
+
+// An app offers only the flags of what it implements: the others are not in --help, and given
+// anyway they are one line naming the flag and why (not a run that silently writes nothing).
+TEST(SimCli, FlagsOfFeaturesTheAppLacksAreNotOfferedAndRefused) {
+  const sim::app_features none{};
+  const auto help = parse({"--help"}, none);
+  EXPECT_EQ(help.rc, 0);
+  for (const char* flag : {"--checkpoint", "--resume", "--frames", "--frame-every", "--window", "--overlay", "--frame-size"})
+    EXPECT_EQ(help.out.find(flag), std::string::npos) << flag;
+  EXPECT_NE(help.out.find("--csv"), std::string::npos);
+  const struct {
+    std::vector<std::string> args;
+    sim::app_features features;
+    std::string message;
+  } cases[] = {
+      {{"--checkpoint", "ck"}, none, "testapp: error: --checkpoint: testapp writes no checkpoints"},
+      {{"--resume=ck"}, none, "testapp: error: --resume: testapp writes no checkpoints"},
+      {{"--frames", "f"}, {.window = true}, "testapp: error: --frames: testapp writes no frames"},
+      {{"--window"}, {.checkpoints = true, .frames = true}, "testapp: error: --window: testapp has no window"},
+      {{"--overlay", "none"}, none, "testapp: error: --overlay: testapp draws no frames"},
+  };
+  for (const auto& c : cases) {
+    const auto r = parse(c.args, c.features);
+    EXPECT_EQ(r.rc, 2) << c.message;
+    EXPECT_EQ(r.err.rfind(c.message, 0), 0u) << r.err;
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+  }
+  // Offered where the app implements them.
+  EXPECT_EQ(parse({"--overlay", "none", "--window"}, {.window = true}).rc, -1);
 }
 
 TEST(SimCli, ParsesSharedAndOwnOptions) {
@@ -136,7 +168,7 @@ TEST(SimCli, FramesDirectoryIsCreatedAndSizesParsed) {
 }
 
 TEST(SimCli, FailReportsOneLineAndReturnsTwo) {
-  sim::app_cli cli("testapp", "A test app.");
+  sim::app_cli cli("testapp", "A test app.", {.features = sim::app_features::all()});
   testing::internal::CaptureStderr();
   const int rc = cli.fail("--width 9 needs more than\n--heap-mb 1");
   const std::string err = testing::internal::GetCapturedStderr();

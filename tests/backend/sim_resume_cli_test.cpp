@@ -24,7 +24,7 @@ struct parsed {
 /// Parses like an app "resumeapp" with --width; when resuming, adopts the saved width (section
 /// "width") as apps do.
 parsed parse(std::vector<std::string> args) {
-  sim::app_cli cli("resumeapp", "A test app.", {.steps = 100});
+  sim::app_cli cli("resumeapp", "A test app.", {.steps = 100, .features = sim::app_features::all()});
   std::uint64_t width = 64;
   cli.app().add_option("--width", width, "grid width")->check(sim::whole_number(1, 4096));
   std::vector<const char*> argv{"resumeapp"};

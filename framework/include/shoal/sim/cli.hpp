@@ -17,6 +17,10 @@
 /// created, and must be writable: checked here, before any device work), `--window` shows the
 /// run in an SDL2 window; `--frame-size WxH` and `--overlay` shape both.
 ///
+/// An app offers the viewer's and the checkpoints' flags only when its defaults say it implements
+/// them (run_options::features, e.g. `.features = sim::app_features::all()`); given to an app
+/// that does not, such a flag is one line: "--checkpoint: <app> writes no checkpoints".
+///
 /// Checkpoints (checkpoints.hpp): `--checkpoint FILE` writes one after the last step and, with
 /// `--checkpoint-every N`, every N steps; `--resume FILE` continues a saved run up to `--steps`
 /// in all. parse() opens the --resume file at once, so a missing, damaged or foreign checkpoint
@@ -45,6 +49,18 @@
 
 namespace shoal::sim {
 
+/// What an app implements beyond steps, seed, heap, CSV, quiet and timing. Only the flags of
+/// what it implements are offered: an app that writes no checkpoints has no --checkpoint (a
+/// user who gives it gets "--checkpoint: not an option of <app>"), rather than a flag that
+/// exits 0 without writing a file.
+struct app_features {
+  bool checkpoints = false;  ///< --checkpoint, --checkpoint-every, --resume
+  bool frames = false;       ///< --frames, --frame-every (and --frame-size, --overlay)
+  bool window = false;       ///< --window, --screenshot-at (and --frame-size, --overlay)
+  /// Everything the shared command line offers.
+  static constexpr app_features all() { return {true, true, true}; }
+};
+
 /// The options every app has. Defaults for steps and heap size are the app's.
 struct run_options {
   std::uint64_t steps = 100;
@@ -63,6 +79,7 @@ struct run_options {
   std::string checkpoint;          ///< checkpoint file written after the last step ("": none)
   std::uint64_t checkpoint_every = 0;  ///< and every N steps (0: only after the last)
   std::string resume;              ///< checkpoint to continue from ("": a fresh run)
+  app_features features{};         ///< set in the app's defaults: which flags it offers
 };
 
 /// True when a checkpoint is due after `step`: every --checkpoint-every steps and after the last.
@@ -156,25 +173,35 @@ class app_cli {
                ->type_name("FILE");
     csv_every_ = app_.add_option("--csv-every", o.csv_every, "CSV row every N steps (and steps 0 and last)")
         ->check(whole_number(1, max_steps));
-    frames_ = app_.add_option("--frames", o.frames, "write PNG frames DIR/frame_NNNNNN.png (DIR is created)")
-                  ->type_name("DIR");
-    frame_every_ = app_.add_option("--frame-every", o.frame_every, "a frame (and a chart sample) every N steps")
-                       ->check(whole_number(1, max_steps));
-    frame_size_ = app_.add_option("--frame-size", frame_size_text_, "frame size in pixels (default: the app's)")
-                      ->type_name("WxH")
-                      ->check(frame_size());
-    overlay_ = app_.add_option("--overlay", o.overlay, "text on frames: full, stable (no steps/s: same bytes every run), none")
-        ->check(CLI::IsMember({"full", "stable", "none"}));
-    window_ = app_.add_flag("--window", o.window, "show the run in a window (SDL2; keys: space n s q)");
-    screenshot_at_ = app_.add_option("--screenshot-at", o.screenshot_at,
-                                     "with --window: save the window's picture after step N (tests)")
-                         ->check(whole_number(0, max_steps));
-    checkpoint_ = app_.add_option("--checkpoint", o.checkpoint, "write a checkpoint to FILE after the last step")
-                      ->type_name("FILE");
-    checkpoint_every_ = app_.add_option("--checkpoint-every", o.checkpoint_every,
-                                        "also write the checkpoint every N steps (needs --checkpoint)")
-                            ->check(whole_number(1, max_steps));
-    resume_option_ = app_.add_option("--resume", o.resume, "continue the run saved in FILE, up to --steps in all")->type_name("FILE");
+    const app_features f = o.features;
+    if (f.frames) {
+      frames_ = app_.add_option("--frames", o.frames, "write PNG frames DIR/frame_NNNNNN.png (DIR is created)")
+                    ->type_name("DIR");
+      frame_every_ = app_.add_option("--frame-every", o.frame_every, "a frame (and a chart sample) every N steps")
+                         ->check(whole_number(1, max_steps));
+    }
+    if (f.frames || f.window) {
+      frame_size_ = app_.add_option("--frame-size", frame_size_text_, "frame size in pixels (default: the app's)")
+                        ->type_name("WxH")
+                        ->check(frame_size());
+      overlay_ = app_.add_option("--overlay", o.overlay, "text on frames: full, stable (no steps/s: same bytes every run), none")
+                     ->check(CLI::IsMember({"full", "stable", "none"}));
+    }
+    if (f.window) {
+      window_ = app_.add_flag("--window", o.window, "show the run in a window (SDL2; keys: space n s q)");
+      screenshot_at_ = app_.add_option("--screenshot-at", o.screenshot_at,
+                                       "with --window: save the window's picture after step N (tests)")
+                           ->check(whole_number(0, max_steps));
+    }
+    if (f.checkpoints) {
+      checkpoint_ = app_.add_option("--checkpoint", o.checkpoint, "write a checkpoint to FILE after the last step")
+                        ->type_name("FILE");
+      checkpoint_every_ = app_.add_option("--checkpoint-every", o.checkpoint_every,
+                                          "also write the checkpoint every N steps (needs --checkpoint)")
+                              ->check(whole_number(1, max_steps));
+      resume_option_ = app_.add_option("--resume", o.resume, "continue the run saved in FILE, up to --steps in all")
+                           ->type_name("FILE");
+    }
     app_.add_flag("--quiet", o.quiet, "no header and no progress bar: only the summary line");
     app_.add_flag("--timing", o.timing, "print the time spent in each phase at the end");
   }
@@ -198,6 +225,11 @@ class app_cli {
     } catch (const CLI::CallForAllHelp&) {
       std::fputs(app_.help("", CLI::AppFormatMode::All).c_str(), stdout);
       return 0;
+    } catch (const CLI::ExtrasError& e) {
+      for (const std::string& arg : app_.remaining())
+        if (const char* why = not_offered(arg.substr(0, arg.find('='))))
+          return fail(arg.substr(0, arg.find('=')) + ": " + name_ + " " + why);
+      return fail(e.what());
     } catch (const CLI::ParseError& e) {
       return fail(e.what());
     }
@@ -246,6 +278,20 @@ class app_cli {
   std::string name_;
   mutable CLI::App app_;  // mutable: adopt() runs an option's validators, which CLI11 hands out non-const
   run_options options_;
+  /// Why a shared flag is not offered (the app's features lack it), or nullptr.
+  const char* not_offered(const std::string& flag) const {
+    const app_features f = options_.features;
+    if (!f.checkpoints && (flag == "--checkpoint" || flag == "--checkpoint-every" || flag == "--resume"))
+      return "writes no checkpoints";
+    if (!f.frames && (flag == "--frames" || flag == "--frame-every")) return "writes no frames";
+    if (!f.window && (flag == "--window" || flag == "--screenshot-at")) return "has no window";
+    if (!f.frames && !f.window && (flag == "--frame-size" || flag == "--overlay")) return "draws no frames";
+    return nullptr;
+  }
+
+  /// True when the option exists (the app offers it) and was given.
+  static bool given(const CLI::Option* o) { return o != nullptr && o->count() > 0; }
+
   CLI::Option* frames_ = nullptr;
   CLI::Option* frame_every_ = nullptr;
   CLI::Option* window_ = nullptr;
@@ -296,9 +342,9 @@ class app_cli {
     const named files[] = {{"--csv", csv_, o.csv}, {"--checkpoint", checkpoint_, o.checkpoint},
                            {"--resume", resume_option_, o.resume}};
     for (const auto& f : files)
-      if (f.option->count() > 0 && f.path.empty()) return fail(std::string(f.flag) + " needs a file name, got ''");
-    if (csv_every_->count() > 0 && o.csv.empty()) return fail("--csv-every needs --csv FILE");
-    if (checkpoint_every_->count() > 0 && o.checkpoint.empty()) return fail("--checkpoint-every needs --checkpoint FILE");
+      if (given(f.option) && f.path.empty()) return fail(std::string(f.flag) + " needs a file name, got ''");
+    if (given(csv_every_) && o.csv.empty()) return fail("--csv-every needs --csv FILE");
+    if (given(checkpoint_every_) && o.checkpoint.empty()) return fail("--checkpoint-every needs --checkpoint FILE");
     for (const auto& f : files) {
       if (f.path.empty() || f.option == resume_option_) continue;  // --resume: open_resume()
       if (const std::string why = check_output_file(f.path); !why.empty()) return fail(std::string(f.flag) + ": " + why);
@@ -314,12 +360,12 @@ class app_cli {
   /// The viewer's options that depend on each other, and the frames directory.
   int check_viewer() {
     auto& o = options_;
-    if (frames_->count() > 0 && o.frames.empty()) return fail("--frames needs a directory name");
-    if (frame_every_->count() > 0 && o.frames.empty()) return fail("--frame-every needs --frames DIR");
-    if (frame_size_->count() > 0 && o.frames.empty() && !o.window)
+    if (given(frames_) && o.frames.empty()) return fail("--frames needs a directory name");
+    if (given(frame_every_) && o.frames.empty()) return fail("--frame-every needs --frames DIR");
+    if (given(frame_size_) && o.frames.empty() && !o.window)
       return fail("--frame-size needs --frames DIR or --window");
-    if (screenshot_at_->count() > 0 && !o.window) return fail("--screenshot-at needs --window");
-    if (overlay_->count() > 0 && o.frames.empty() && !o.window) return fail("--overlay needs --frames DIR or --window");
+    if (given(screenshot_at_) && !o.window) return fail("--screenshot-at needs --window");
+    if (given(overlay_) && o.frames.empty() && !o.window) return fail("--overlay needs --frames DIR or --window");
     if (!frame_size_text_.empty()) {
       const auto x = frame_size_text_.find('x');
       std::from_chars(frame_size_text_.data(), frame_size_text_.data() + x, o.frame_width);
@@ -334,7 +380,7 @@ class app_cli {
   /// Opens --resume before any device work: a file that is missing, damaged, another app's,
   /// from another seed, or already past --steps is a bad command line.
   int open_resume() {
-    if (resume_option_->count() > 0 && options_.resume.empty()) return fail("--resume needs a file name, got ''");
+    if (given(resume_option_) && options_.resume.empty()) return fail("--resume needs a file name, got ''");
     if (options_.resume.empty()) return -1;
     if (const std::string why = check_input_file(options_.resume); !why.empty()) return fail("--resume: " + why);
     try {
