@@ -93,6 +93,17 @@ inline void fill_bytes(void* dst, int value, std::size_t bytes) {
 #endif
 }
 
+/// Enqueues filling `bytes` at `dst` with `value` on the default stream, after the work before it
+/// and before the work after it, without waiting (on cpu it is done at once).
+inline void fill_bytes_enqueued(void* dst, int value, std::size_t bytes) {
+  if (bytes == 0) return;
+#if defined(SHOAL_BACKEND_CUDA)
+  SHOAL_CUDA_CHECK(cudaMemsetAsync(dst, value, bytes, nullptr));
+#else
+  std::memset(dst, value, bytes);
+#endif
+}
+
 /// An owning array of T in device memory (RAII, movable, not copyable). T must be trivially
 /// copyable: its bytes move between host and device with memcpy.
 template <class T>

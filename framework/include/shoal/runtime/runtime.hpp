@@ -23,7 +23,9 @@
 #include "shoal/checkpoint/heap_image.hpp"
 #include "shoal/dsl/object.hpp"
 #include "shoal/heap/heap.hpp"
+#include "shoal/runtime/agent_columns.hpp"
 #include "shoal/runtime/all_pairs.hpp"
+#include "shoal/runtime/device_list.hpp"
 #include "shoal/runtime/do_all.hpp"
 #include "shoal/runtime/errors.hpp"
 #include "shoal/runtime/parallel_new.hpp"
@@ -179,6 +181,33 @@ class runtime {
     arch::for_each_index(n, f, device_view_);
   }
 
+  /// Runs f(i) for i in [0, *n.value), a count that earlier work on the stream wrote on the
+  /// device (device_list.hpp: no copy to the host, the grid sized for n.max). Waits and reports
+  /// as launch() does; f may create and destroy objects.
+  template <class F>
+  void launch(device_count n, F f) {
+    launch_async(n, f);
+    synchronize();
+  }
+  /// As launch(device_count, f), without waiting.
+  template <class F>
+  void launch_async(device_count n, F f) {
+    arch::for_each_counted(n.value, 1, n.max, f, device_view_);
+  }
+  /// Runs f(item) for every item of `list` (pushed by earlier work on the stream), without
+  /// knowing their number on the host. Waits and reports as launch() does.
+  template <class T, class F>
+  void launch(const device_list<T>& list, F f) {
+    launch_async(list, f);
+    synchronize();
+  }
+  /// As launch(list, f), without waiting.
+  template <class T, class F>
+  void launch_async(const device_list<T>& list, F f) {
+    const list_view<T> items = list.view();
+    launch_async(list.count(), [=] SHOAL_DEVICE(std::size_t i) { f(items[i]); });
+  }
+
   /// Runs `Method` (e.g. `&Fish::update`) on every live object of its class and of the class's
   /// subclasses, passing `args` (trivially copyable). Enqueued without waiting; do-alls run back
   /// to back in order. See do_all.hpp for the semantics.
@@ -236,18 +265,41 @@ class runtime {
   /// objects: parallel_new runs alone on its heap, opening blocks with plain stores.
   template <class T, class... Args>
   void parallel_new(std::size_t n, Args... args) {
-    constexpr std::uint32_t t = Heap::template type_id<T>;
     static_assert(!abstract_object<T>, "parallel_new of an abstract class");
-    // A compile-time constant: i / capacity is a multiply and a shift, not a 64-bit division
-    // (which made the constructing launch 1.7× a plain array initialisation at 10^8 objects).
-    constexpr std::uint32_t capacity = detail::geometry_of<Heap>.capacity[t];
-    if ((n + capacity - 1) / capacity > do_all_list_.size()) {
-      detail::record_oom_on_host(view_, t, n);
-      check_errors();
-    }
-    const detail::parallel_new_scratch scratch{do_all_list_.data(), word_offsets_.data(), chunk_counts_.data(),
-                                               static_cast<unsigned>(chunk_counts_.size()), parallel_new_made_.data()};
-    detail::parallel_new<T, capacity>(view_, device_view_, t, n, scratch, detail::make_value_pack(args...));
+    make_in_order<T, T>(n, detail::make_value_pack(args...));
+  }
+
+  /// Makes one object of T per row of `columns`, placed as parallel_new places object i (slot
+  /// i % capacity of the (i / capacity)-th lowest free block), with every field as the row
+  /// gives it: T's constructors do not run. The pointer of object i goes to `placed[i]` when
+  /// given (a device array of columns.size()). Waits; throws out_of_memory naming T for rows that
+  /// did not fit, shoal::error (before anything is made) when the columns differ in length.
+  template <class T>
+  void upload(const agent_columns<T>& columns, T** placed = nullptr) {
+    static_assert(!abstract_object<T>, "upload of an abstract class: name the concrete class to make");
+    if (const std::string bad = columns.check(); !bad.empty())
+      throw error("shoal: upload<" + std::string(detail::type_name<T>()) + ">: " + bad);
+    const detail::uploaded_columns<T> staged(columns);
+    make_in_order<T, detail::column_loader<T>>(columns.size(), detail::make_value_pack(staged.source(placed)));
+    synchronize();
+  }
+  /// upload(agent_columns<T>(columns...)): one std::vector per field of T, bases' fields first.
+  template <class T, class... Columns>
+    requires(sizeof...(Columns) > 0 && (detail::is_std_vector<std::remove_cvref_t<Columns>> && ...))
+  void upload(Columns&&... columns) {
+    upload(agent_columns<T>(std::forward<Columns>(columns)...));
+  }
+
+  /// Every live object of T and of its subclasses, field by field (T's fields), in heap order:
+  /// by block index, then by slot. objects() holds each row's object. Waits for the device
+  /// first (and reports its errors, as synchronize() does).
+  template <class T>
+  agent_columns<T> download() {
+    synchronize();
+    agent_columns<T> out;
+    detail::columns_access::objects(out) = detail::objects_in_heap_order<Heap, T>(view_, download_headers());
+    detail::download_columns(out);
+    return out;
   }
 
   /// The CUDA graphs that run this runtime's do-alls (see arch/launch_graph.hpp; for tests and
@@ -521,6 +573,24 @@ class runtime {
     os << "claims type " << (detail::type_of(p) < Heap::num_types ? type_name(detail::type_of(p)) : "invalid")
        << ", block " << (block - first) / view_.block_bytes << ", slot " << detail::slot_of(p);
     return os.str();
+  }
+
+  /// parallel_new and upload: n objects of T in the lowest free blocks, object i made as
+  /// `Made(i, arguments...)` in its place (Made is T, or upload's column_loader<T>, which writes
+  /// the fields from the columns).
+  template <class T, class Made, class Pack>
+  void make_in_order(std::size_t n, const Pack& arguments) {
+    constexpr std::uint32_t t = Heap::template type_id<T>;
+    // A compile-time constant: i / capacity is a multiply and a shift, not a 64-bit division
+    // (which made the constructing launch 1.7× a plain array initialisation at 10^8 objects).
+    constexpr std::uint32_t capacity = detail::geometry_of<Heap>.capacity[t];
+    if ((n + capacity - 1) / capacity > do_all_list_.size()) {
+      detail::record_oom_on_host(view_, t, n);
+      check_errors();
+    }
+    const detail::parallel_new_scratch scratch{do_all_list_.data(), word_offsets_.data(), chunk_counts_.data(),
+                                               static_cast<unsigned>(chunk_counts_.size()), parallel_new_made_.data()};
+    detail::parallel_new<Made, capacity>(view_, device_view_, t, n, scratch, arguments);
   }
 
   /// A do-all's block counter and the one the next do-all will use. Each visit launch resets
