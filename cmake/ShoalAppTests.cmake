@@ -8,6 +8,8 @@
 # cmake/ShoalCheckRun.cmake (run with cmake -P), so a test fails on the wrong status even when the
 # program printed the right message.
 
+# For callers that build their own command (viz/tests); the function itself finds the script
+# from its own file, so it works from any directory (a variable set here is directory-scoped).
 set(shoal_check_run_script "${CMAKE_CURRENT_LIST_DIR}/ShoalCheckRun.cmake")
 
 function(shoal_add_app_test name)
@@ -26,7 +28,7 @@ function(shoal_add_app_test name)
       "-DPROGRAM=$<TARGET_FILE:${target}>" "-DARGS=${args}" "-DSTATUS=${arg_STATUS}"
       "-DSTDOUT_REGEX=${arg_STDOUT}" "-DSTDERR_REGEX=${arg_STDERR}" "-DSTDERR_LINES=${arg_STDERR_LINES}"
       "-DSAME_FILE_TWICE=${arg_SAME_FILE_TWICE}"
-      -P "${shoal_check_run_script}"
+      -P "${CMAKE_CURRENT_FUNCTION_LIST_DIR}/ShoalCheckRun.cmake"
     WORKING_DIRECTORY "${CMAKE_CURRENT_BINARY_DIR}")
   set_tests_properties(${name} PROPERTIES TIMEOUT 300)
   if(arg_LABELS)
