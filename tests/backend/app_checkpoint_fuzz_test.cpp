@@ -430,13 +430,11 @@ app_harness sugarscape_harness() {
   return h;
 }
 
-/// Cases per app: 10^4 (3 to 5 s of CPU per app on the release build); under the sanitizers,
-/// which make each case many times slower (10^4 traffic cases took 71 s under ASan on the loaded
-/// two-core machine), fewer with the same mix of edits, to stay within a minute.
+/// Cases per app: 10^4 (3 to 5 s of CPU per app on the release build, 10 to 70 s under
+/// ASan/UBSan on the two-core machine); under TSan, which serialises far more, 2000 with the same
+/// mix of edits.
 #if defined(__SANITIZE_THREAD__)
 constexpr int cases_per_app = 2000;
-#elif defined(__SANITIZE_ADDRESS__)
-constexpr int cases_per_app = 5000;
 #else
 constexpr int cases_per_app = 10000;
 #endif
