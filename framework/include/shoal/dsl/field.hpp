@@ -99,6 +99,12 @@ SHOAL_HD constexpr std::uint64_t data_bytes(type_list<Fs...> list, std::uint64_t
   return field_offset(list, sizeof...(Fs), capacity);
 }
 
+/// Byte offset, in the block of the object `p` points to, of field `K` of Owner's field list
+/// (base classes' first). Defined in heap/heap.hpp, where the heap's geometry is known: for each
+/// class that has the field it is a compile-time constant, picked by the type id in `p`.
+template <class Owner, std::size_t K>
+SHOAL_HD SHOAL_FORCEINLINE std::uint64_t field_offset_of(std::uint64_t p);
+
 }  // namespace detail
 
 /// Proxy of field number `Index` (among `Owner`'s own fields) of type `T`.
@@ -118,9 +124,8 @@ class field {
     const std::uint64_t capacity = detail::capacity_of(p);
     constexpr std::size_t chain_index =
         detail::all_fields_t<Owner>::size - detail::own_fields<Owner>::type::size + Index;
-    auto* array = reinterpret_cast<element*>(
-        detail::block_address_of(p) +
-        detail::field_offset(detail::all_fields_t<Owner>{}, chain_index, capacity));
+    auto* array = reinterpret_cast<element*>(detail::block_address_of(p) +
+                                             detail::field_offset_of<Owner, chain_index>(p));
     return array + i * capacity + detail::slot_of(p);
   }
 

@@ -127,5 +127,24 @@ constexpr heap_geometry compute_geometry() {
 template <class Heap>
 inline constexpr heap_geometry geometry_of = compute_geometry<Heap>();
 
+/// (field.hpp) The offset of a field array is a function of the block's capacity, a compile-time
+/// constant per class: a select among the classes that have the field (one for a class without
+/// subclasses) instead of summing the rounded sizes of the fields before it at run time, which
+/// put a chain of integer operations between loading a pointer and loading through it.
+template <class Owner, std::size_t K>
+SHOAL_HD SHOAL_FORCEINLINE std::uint64_t field_offset_of(std::uint64_t p) {
+  using Model = typename Owner::shoal_model;
+  const std::uint32_t type = type_of(p);
+  std::uint64_t offset = 0;
+  Model::for_each_type([&]<class V>() {
+    if constexpr (!abstract_object<V> && std::is_base_of_v<Owner, V>) {
+      constexpr std::uint32_t id = Model::template type_id<V>;
+      constexpr std::uint64_t at = field_offset(all_fields_t<V>{}, K, geometry_of<Model>.capacity[id]);
+      if (type == id) offset = at;
+    }
+  });
+  return offset;
+}
+
 }  // namespace detail
 }  // namespace shoal
