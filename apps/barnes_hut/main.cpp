@@ -5,7 +5,6 @@
 // when asked, and prints a run header and a summary line. Exit status: 0 done, 1 run-time
 // failure (no device, heap full, I/O), 2 bad command line.
 
-#include <chrono>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
@@ -18,6 +17,7 @@
 #include "barnes_hut_resume.hpp"
 #include "barnes_hut_view.hpp"
 #include "shoal/sim/sim.hpp"
+#include "shoal/viz/run_steps.hpp"
 
 namespace {
 
@@ -97,32 +97,15 @@ int run(int argc, char** argv) {
   auto paint = [&](shoal::viz::canvas_view c, shoal::viz::rect) { painter->paint(rt, c); };
   if (view) view->after_step(first - 1, count, paint);
 
-  sim::progress bar(o.steps, !o.quiet);
-  const auto start = std::chrono::steady_clock::now();
-  std::uint64_t last = o.steps;
-  for (std::uint64_t s = first; s <= o.steps; ++s) {
-    bh::step(rt, tree, p, timer);
-    if (view && !view->after_step(s, count, paint, &timer)) {  // the window was closed: the run ends here
-      last = s;
-      bar.update(s);
-      break;
-    }
-    if (csv && sim::csv_writer::due(s, o.csv_every, o.steps)) write_row(s);
-    if (sim::checkpoint_due(o, s))
-      sim::write_checkpoint(o.checkpoint, "barnes_hut", s, o.seed,
-                            [&](shoal::checkpoint::writer& w) { bh::save_state(w, rt, tree, model); });
-    bar.update(s);
-  }
-  rt.synchronize();
-  if (view) view->finish();
-  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  bar.finish();
+  const shoal::viz::steps_run done = shoal::viz::run_steps(
+      o, "barnes_hut", first, rt, timer, view, count, paint, [&](std::uint64_t) { bh::step(rt, tree, p, timer); }, write_row,
+      [&](shoal::checkpoint::writer& w) { bh::save_state(w, rt, tree, model); });
   if (csv) csv->close();
 
   const bh::totals t = bh::measure(rt, scratch);
   sim::summary sum;
-  sum.steps = last - first + 1;  // run by this invocation
-  sum.seconds = seconds;
+  sum.steps = done.last - first + 1;  // run by this invocation
+  sum.seconds = done.seconds;
   sum.populations = {{"bodies", t.bodies}};
   // The kinetic energy in 1e-9 units: equal on one backend run to run, close across backends.
   sum.checksum = static_cast<std::uint64_t>(std::llround(t.kinetic_energy * 1e9));

@@ -9,7 +9,6 @@
 // The step loop never waits for the device: the two launches and six do-alls of a step are
 // enqueued back to back, and the host synchronises only for a CSV row and at the end.
 
-#include <chrono>
 #include <cstdint>
 #include <cstdio>
 #include <exception>
@@ -18,6 +17,7 @@
 #include <vector>
 
 #include "shoal/sim/sim.hpp"
+#include "shoal/viz/run_steps.hpp"
 #include "sugarscape_cli.hpp"
 #include "sugarscape_model.hpp"
 #include "sugarscape_resume.hpp"
@@ -93,32 +93,15 @@ int run(int argc, char** argv) {
   auto paint = [&](shoal::viz::canvas_view c, shoal::viz::rect area) { sugarscape::view::paint(rt, w, c, area); };
   if (view) view->after_step(first - 1, count, paint);
 
-  sim::progress bar(o.steps, !o.quiet);
-  const auto start = std::chrono::steady_clock::now();
-  std::uint64_t last = o.steps;
-  for (std::uint64_t s = first; s <= o.steps; ++s) {
-    sugarscape::step(rt, w, static_cast<std::uint32_t>(s), timer);
-    if (view && !view->after_step(s, count, paint, &timer)) {  // the window was closed: the run ends here
-      last = s;
-      bar.update(s);
-      break;
-    }
-    if (csv && sim::csv_writer::due(s, o.csv_every, o.steps)) write_row(s);
-    if (sim::checkpoint_due(o, s))
-      sim::write_checkpoint(o.checkpoint, "sugarscape", s, o.seed,
-                            [&](shoal::checkpoint::writer& cw) { sugarscape::save_state(cw, rt, w, flags); });
-    bar.update(s);
-  }
-  rt.synchronize();
-  if (view) view->finish();
-  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  bar.finish();
+  const shoal::viz::steps_run done = shoal::viz::run_steps(
+      o, "sugarscape", first, rt, timer, view, count, paint, [&](std::uint64_t s) { sugarscape::step(rt, w, static_cast<std::uint32_t>(s), timer); }, write_row,
+      [&](shoal::checkpoint::writer& cw) { sugarscape::save_state(cw, rt, w, flags); });
   if (csv) csv->close();
 
   const sugarscape::totals final_totals = sugarscape::measure(rt, w, sums);
   sim::summary sum;
-  sum.steps = last - first + 1;  // run by this invocation
-  sum.seconds = seconds;
+  sum.steps = done.last - first + 1;  // run by this invocation
+  sum.seconds = done.seconds;
   sum.populations = {{"males", final_totals.males}, {"females", final_totals.females}};
   sum.checksum = final_totals.state_hash;
   std::printf("%s\n", sim::summary_line("sugarscape", sum).c_str());

@@ -9,7 +9,6 @@
 // The step loop never waits for the device: a step's launch and two do-alls are enqueued back to
 // back, and the host synchronises only to count the cars for a CSV row and at the end.
 
-#include <chrono>
 #include <cstdint>
 #include <cstdio>
 #include <exception>
@@ -19,6 +18,7 @@
 
 #include "shoal/shoal.hpp"
 #include "shoal/sim/sim.hpp"
+#include "shoal/viz/run_steps.hpp"
 
 #include "network.hpp"
 #include "traffic_cli.hpp"
@@ -117,52 +117,41 @@ int run(int argc, char** argv) {
   if (view) view->after_step(first - 1, count, paint);
 
   sim::phase_timer timer(run.timing);
-  sim::progress bar(run.steps, !run.quiet);
-  rt.synchronize();
-  const auto began = std::chrono::steady_clock::now();
-  std::uint64_t last_step = run.steps;
-  for (std::uint64_t step = first; step <= run.steps; ++step) {
-    {
-      auto phase = timer.phase("produce");
-      model.produce();
-    }
-    {
-      auto phase = timer.phase("car.plan");
-      model.plan();
-    }
-    {
-      auto phase = timer.phase("car.move");
-      model.move();
-    }
-    model.finish_step();
-    if (view && !view->after_step(step, count, paint, &timer)) {  // the window was closed: the run ends here
-      last_step = step;
-      bar.update(step);
-      break;
-    }
-    if (csv && sim::csv_writer::due(step, run.csv_every, run.steps)) {
-      auto phase = timer.phase("csv");
-      csv->row(step, csv_row(model.census()));
-    }
-    if (sim::checkpoint_due(run, step))
-      sim::write_checkpoint(run.checkpoint, "traffic", step, run.seed, [&](shoal::checkpoint::writer& w) {
+  rt.synchronize();  // the loop's time is the steps' alone
+  const shoal::viz::steps_run done = shoal::viz::run_steps(
+      run, "traffic", first, rt, timer, view, count, paint,
+      [&](std::uint64_t) {
+        {
+          auto phase = timer.phase("produce");
+          model.produce();
+        }
+        {
+          auto phase = timer.phase("car.plan");
+          model.plan();
+        }
+        {
+          auto phase = timer.phase("car.move");
+          model.move();
+        }
+        model.finish_step();
+      },
+      [&](std::uint64_t step) {
+        auto phase = timer.phase("csv");
+        csv->row(step, csv_row(model.census()));
+      },
+      [&](shoal::checkpoint::writer& w) {
         w.value("traffic.model", traffic::saved_model{o.network.intersections, o.model.light_period, o.model.max_speed,
-                                             o.network.cell_length, o.network.producer_ratio, o.network.target_ratio,
-                                             o.model.car_probability, o.model.slow_probability});
+                                                      o.network.cell_length, o.network.producer_ratio,
+                                                      o.network.target_ratio, o.model.car_probability,
+                                                      o.model.slow_probability});
         model.save(w);
       });
-    bar.update(step);
-  }
-  rt.synchronize();
-  if (view) view->finish();
-  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count();
-  bar.finish();
   if (csv) csv->close();
 
   const traffic::census_result last = model.census();
   sim::summary sum;
-  sum.steps = last_step - first + 1;  // run by this invocation
-  sum.seconds = seconds;
+  sum.steps = done.last - first + 1;  // run by this invocation
+  sum.seconds = done.seconds;
   sum.populations = {{"cars", last.cars}, {"created", last.created}, {"removed", last.removed},
                      {"stopped", last.stopped}, {"speed_sum", last.speed_sum}};
   sum.checksum = last.checksum;

@@ -9,7 +9,6 @@
 // back, and the host synchronises only to count populations for a CSV row and at the end.
 
 #include <algorithm>
-#include <chrono>
 #include <cstdint>
 #include <cstdio>
 #include <exception>
@@ -18,6 +17,7 @@
 #include <vector>
 
 #include "shoal/sim/sim.hpp"
+#include "shoal/viz/run_steps.hpp"
 #include "wator_cli.hpp"
 #include "wator_model.hpp"
 #include "wator_resume.hpp"
@@ -94,32 +94,15 @@ int run(int argc, char** argv) {
   auto paint = [&](shoal::viz::canvas_view c, shoal::viz::rect area) { wator::view::paint(rt, g, c, area); };
   if (view) view->after_step(first - 1, count, paint);
 
-  sim::progress bar(o.steps, !o.quiet);
-  const auto start = std::chrono::steady_clock::now();
-  std::uint64_t last = o.steps;
-  for (std::uint64_t s = first; s <= o.steps; ++s) {
-    wator::step(rt, g, static_cast<std::uint32_t>(s), timer);
-    if (view && !view->after_step(s, count, paint, &timer)) {  // the window was closed: the run ends here
-      last = s;
-      bar.update(s);
-      break;
-    }
-    if (csv && sim::csv_writer::due(s, o.csv_every, o.steps)) write_row(s);
-    if (sim::checkpoint_due(o, s))
-      sim::write_checkpoint(o.checkpoint, "wator", s, o.seed,
-                            [&](shoal::checkpoint::writer& w) { wator::save_state(w, rt, g, grid); });
-    bar.update(s);
-  }
-  rt.synchronize();
-  if (view) view->finish();
-  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  bar.finish();
+  const shoal::viz::steps_run done = shoal::viz::run_steps(
+      o, "wator", first, rt, timer, view, count, paint, [&](std::uint64_t s) { wator::step(rt, g, static_cast<std::uint32_t>(s), timer); }, write_row,
+      [&](shoal::checkpoint::writer& w) { wator::save_state(w, rt, g, grid); });
   if (csv) csv->close();
 
   const wator::populations final_pop = wator::count(census);
   sim::summary sum;
-  sum.steps = last - first + 1;  // run by this invocation
-  sum.seconds = seconds;
+  sum.steps = done.last - first + 1;  // run by this invocation
+  sum.seconds = done.seconds;
   sum.populations = {{"fish", final_pop.fish}, {"sharks", final_pop.sharks}};
   sum.checksum = final_pop.checksum();
   std::printf("%s\n", sim::summary_line("wator", sum).c_str());
