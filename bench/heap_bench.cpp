@@ -3,8 +3,9 @@
 // (16, 64, 256, 1024 bytes), one request per thread and one per warp; make when few slots are
 // free; churn, with the blocks it leaves in use and the do-all time it costs against a compact
 // heap; time to nullptr on a full heap; the allocation patterns of models (common/alloc_patterns.hpp:
-// some lanes of a warp, several classes in one warp, births and deaths inside a do-all). Baselines in the same run: CUDA's device malloc/free
-// and a bump allocator (one atomic counter, the ceiling).
+// some lanes of a warp, several classes in one warp, births and deaths inside a do-all); the
+// reference allocator prototype's four workloads (heap_workloads_bench.cpp). Baselines in the
+// same run: CUDA's device malloc/free and a bump allocator (one atomic counter, the ceiling).
 #include <algorithm>
 #include <iterator>
 #include <memory>
@@ -19,6 +20,8 @@
 #include "shoal/shoal.hpp"
 
 namespace shoal::bench {
+
+void register_proto_workloads(int repetitions);  // heap_workloads_bench.cpp
 
 template <class T>
 void make_throughput(benchmark::State& state, std::uint64_t threads) {
@@ -311,6 +314,7 @@ void register_heap_benchmarks() {
   add("time_to_nullptr/requests:" + std::to_string(nullptr_requests), time_to_nullptr, nullptr_requests);
   add_allocation_patterns([](const std::string& name, auto f, auto... args) { add(name, f, args...); },
                           pattern_threads, critters);
+  register_proto_workloads(repetitions);
 
   const bool full = full_profile();
   std::vector<std::uint64_t> counts(std::begin(quick_threads), std::end(quick_threads));
