@@ -22,18 +22,6 @@
 
 namespace shoal::arch {
 
-/// A launch's function may carry a step for the end of the launch, run by the launch's last
-/// thread block once every other one has finished (the heap's flush of its allocation stocks):
-///   unsigned* finished_blocks() const;                    a counter, 0 between launches
-///   void finish(unsigned thread, unsigned threads) const; by every thread of that block
-///   void finished() const;                                by one of them, after finish()
-/// The launches below run it (on cpu: by the calling thread, after the loop).
-template <class F>
-concept finishing_launch = requires(const F& f) {
-  f.finished_blocks();
-  f.finished();
-};
-
 #if defined(SHOAL_BACKEND_CUDA)
 
 /// Programmatic dependent launch (Hopper and later). A kernel launched as a dependent may start
@@ -109,31 +97,6 @@ namespace detail {
 // access to kernel parameters (a class's operator new) through one shared-memory word per block.
 static __shared__ const void* launch_context_ptr;
 
-/// The end of a thread block of a launch whose function is a finishing_launch: the last block
-/// to get here (the others' writes made visible by the fences around the count) runs finish().
-/// Every thread of the block must call it.
-template <class F>
-__device__ SHOAL_FORCEINLINE void end_of_block(const F& f) {
-  if constexpr (finishing_launch<F>) {
-    __shared__ int last_block;
-    __syncthreads();
-    if (threadIdx.x == 0) {
-      __threadfence();
-      last_block = atomicAdd(f.finished_blocks(), 1u) == gridDim.x - 1;
-    }
-    __syncthreads();
-    if (last_block) {
-      __threadfence();
-      f.finish(threadIdx.x, blockDim.x);
-      __syncthreads();
-      if (threadIdx.x == 0) {
-        f.finished();
-        *f.finished_blocks() = 0;  // for the next launch, which starts after this one ends
-      }
-    }
-  }
-}
-
 template <class F>
 __global__ void for_each_index_kernel(const void* context, std::size_t n, F f) {
   if (threadIdx.x == 0) launch_context_ptr = context;
@@ -142,7 +105,6 @@ __global__ void for_each_index_kernel(const void* context, std::size_t n, F f) {
   for (std::size_t i = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n;
        i += stride)
     f(i);
-  end_of_block(f);
 }
 }  // namespace detail
 
@@ -167,7 +129,6 @@ __global__ void for_each_counted_kernel(const void* context, const unsigned long
   for (std::size_t i = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n;
        i += stride)
     f(i);
-  end_of_block(f);
 }
 
 // Destroys so far by each warp of the block (wrapping), for the listed launch below: a warp
@@ -218,7 +179,6 @@ __global__ void for_each_listed_kernel(const void* context, const std::uint32_t*
       if (more) peeked = peek(entry);
     }
   }
-  end_of_block(f);
 }
 }  // namespace detail
 
@@ -302,24 +262,12 @@ inline void allow_dependent_launch() {}
 /// for_each_listed reads peek at each item's turn here: destroys need not be counted.
 inline void count_destroy() {}
 
-namespace detail {
-/// The end of a launch whose function is a finishing_launch (see above): here the loop is over.
-template <class F>
-void end_of_launch(const F& f) {
-  if constexpr (finishing_launch<F>) {
-    f.finish(0, 1);
-    f.finished();
-  }
-}
-}  // namespace detail
-
 /// cpu: OpenMP threads when available; otherwise (and in ThreadSanitizer builds, where
 /// libgomp is not instrumented) std::threads with the same static schedule.
 template <class F>
 void for_each_index(std::size_t n, F f, const void* context = nullptr) {
   if (n == 0) return;
   detail::launch_context_ptr = context;
-
 #if defined(_OPENMP) && !defined(SHOAL_CPU_STD_THREADS)
   const auto count = static_cast<long long>(n);
 #pragma omp parallel for schedule(static)
@@ -339,7 +287,6 @@ void for_each_index(std::size_t n, F f, const void* context = nullptr) {
   run(0);
   for (auto& th : pool) th.join();
 #endif
-  detail::end_of_launch(f);
 }
 
 /// Runs f(i) for i in [0, *count × per_count) (see the cuda version; here the count is read).
@@ -366,7 +313,6 @@ void for_each_listed(const std::uint32_t* list, const unsigned long long* count,
         f(entry, static_cast<std::uint32_t>(i % Per), peek(entry));
       },
       context);
-  if (n > 0) detail::end_of_launch(f);
 }
 
 #endif

@@ -118,34 +118,17 @@ class bitmap_ref {
   /// acquire-release atomic puts before itself waits for all of the thread's earlier stores; with
   /// those fences in its chains of one atomic per level, parallel_new took 9.0 instead of 5.6 µs
   /// on the H100 to open the blocks of 10^3 objects.
-  ///
-  /// With Relaxed = false the updates are acquire-release and the parent bits' transitions wait
-  /// for concurrent opposite ones (set_at/clear_at): for a bitmap that others use meanwhile
-  /// (the allocator's stocks opening and returning runs of blocks of one leaf word).
-  template <bool Relaxed = true>
   SHOAL_DEVICE void set_bits(std::uint64_t w, std::uint64_t mask) const {
     if (mask == 0) return;
-    const std::uint64_t prev = Relaxed ? arch::fetch_or_relaxed(level_words(0)[w], mask)
-                                       : arch::fetch_or(level_words(0)[w], mask);
-    if (prev == 0 && layout_.top() > 0) set_at<Relaxed>(1, w);
+    const std::uint64_t prev = arch::fetch_or_relaxed(level_words(0)[w], mask);
+    if (prev == 0 && layout_.top() > 0) set_at<true>(1, w);
   }
   /// Clears the bits `mask` of leaf word w, which the caller owns (they are set and nobody else
   /// clears them); the word's parent bit follows if the word became zero. Relaxed, as set_bits.
-  template <bool Relaxed = true>
   SHOAL_DEVICE void clear_bits(std::uint64_t w, std::uint64_t mask) const {
     if (mask == 0) return;
-    const std::uint64_t prev = Relaxed ? arch::fetch_and_relaxed(level_words(0)[w], ~mask)
-                                       : arch::fetch_and(level_words(0)[w], ~mask);
-    if (prev != 0 && (prev & ~mask) == 0) clear_at<Relaxed>(1, w);
-  }
-
-  /// Claims the bits `mask` of leaf word w that are still set, with one acquire-release atomic,
-  /// and returns them (others may have taken some first). The caller whose atomic emptied the
-  /// word clears its parent bit (waiting for a concurrent set of it, as set_at does).
-  SHOAL_DEVICE std::uint64_t take_bits(std::uint64_t w, std::uint64_t mask) const {
-    const std::uint64_t prev = arch::fetch_and(level_words(0)[w], ~mask);
-    if (prev != 0 && (prev & ~mask) == 0) clear_at(1, w);
-    return prev & mask;
+    const std::uint64_t prev = arch::fetch_and_relaxed(level_words(0)[w], ~mask);
+    if (prev != 0 && (prev & ~mask) == 0) clear_at<true>(1, w);
   }
 
   /// Sets the bits `mask` of leaf word w, and the bit of every word above it, each with a

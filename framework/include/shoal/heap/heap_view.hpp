@@ -34,64 +34,33 @@ struct heap_errors {
 
 #if defined(SHOAL_BACKEND_CUDA)
 inline constexpr int epoch_shards = 8;  // by SM: a block operation touches its SM's shard only
+inline constexpr int hint_slots = 256;  // by SM (H100: 132): each SM fills its own current block
 #else
 inline constexpr int epoch_shards = 2;
+inline constexpr int hint_slots = 16;
 #endif
 inline constexpr int counter_stride = 16;  // one 128-byte line per counter: no false sharing
 inline constexpr int epoch_stride = 4;     // one 32-byte sector per epoch shard
 
-/// The allocator's shared words (DESIGN §5) besides the stocks. None is on the fast path: the
-/// epochs and the free-block counter change only when a block is opened or returned, the flush
-/// list when a stock is first used in a launch.
+/// The allocator's shared words (DESIGN §5). None of them is on the fast path's critical chain:
+/// an allocation reads its processor's hint, then claims slots with one atomic on a block's own
+/// free-slot word. The epochs and counters change only when a block is opened or returned.
 struct heap_counters {
-  /// Block operations of type t (returning a block of t, handing back slots of t taken by a
-  /// prepare of another type): t's slots are findable nowhere meanwhile, so "no room for t" is
-  /// decided only when no block operation of t overlapped the readings that found nothing. Per
-  /// type, so that churn of one class does not hold up the decision for another, and sharded by
-  /// processor; each shard: low 32 bits the number in flight, high 32 bits a sequence bumped by
-  /// every start and end, so that its value only grows (a parity-only sequence lock is wrong
-  /// here: two writers in flight make the count even).
+  /// Block operations of type t (opening a block for t, returning a block of t, handing back
+  /// slots of t claimed by an allocation of another type): t's slots are findable nowhere
+  /// meanwhile, so "no room for t" is decided only when no block operation of t overlapped the
+  /// readings that found nothing. Per type, so that churn of one class does not hold up the
+  /// decision for another, and sharded by processor; each shard: low 32 bits the number in
+  /// flight, high 32 bits a sequence bumped by every start and end, so that its value only grows
+  /// (a parity-only sequence lock is wrong here: two writers in flight make the count even).
   unsigned long long block_epoch[max_types][epoch_shards][epoch_stride];
   /// Free blocks. Kept with reductions that nobody waits for, so exact only after quiescence
-  /// (verify() checks it; prepares read it as an estimate). ([0] only.)
+  /// (verify() checks it; nothing else reads it). ([0] only.)
   long long free_blocks[counter_stride];
-  /// Thread blocks of the running launch that have finished: the last one flushes the stocks.
-  unsigned int finished_blocks[2 * counter_stride];
-  /// Stocks used since the last flush (their indices are in heap_view::dirty_stocks).
-  unsigned int dirty_count[2 * counter_stride];
-};
-
-/// Generations a stock keeps published at once (a ring). A preparer reuses an entry only once
-/// every lane whose index fell in the entry's previous generation has read it.
-inline constexpr std::uint32_t stock_ring = 16;
-/// Blocks whose holes one generation takes at most (one exchange each).
-inline constexpr int stock_hole_blocks = 6;
-
-/// One generation of a stock: a range of the stock's index [start, start + count) and the slots
-/// it stands for. `head` is the only word a reader needs before it knows that the range holds
-/// its index, so it is one 64-bit word, written last (release): tag (the generation number
-/// modulo 2^16) << 48 | kind << 46 | count << 32 | start. The rest is read only by lanes whose
-/// index lies in the range, which the entry is not rewritten under (stock::done).
-struct alignas(128) stock_generation {
-  std::uint64_t head;
-  std::uint64_t run;                           ///< fresh: the blocks, as bits of leaf word `word`
-  std::uint32_t word;                          ///< fresh: a leaf word of the free bitmap
-  std::uint32_t blocks[stock_hole_blocks];     ///< holes: the blocks, in order
-  std::uint64_t masks[stock_hole_blocks];      ///< holes: the free slots taken from each
-};
-
-/// The stock of one class on one processor (DESIGN §5): a counter that hands out indices with
-/// one atomic that cannot fail, and the generations that say which slot each index is.
-struct alignas(128) stock {
-  std::uint32_t next;  ///< the next index (alone in its 128-byte line: every request adds to it)
-  std::uint32_t pad0[31];
-  std::uint32_t newest;     ///< a recently published generation: where readers start looking
-  std::uint32_t fresh_run;  ///< preparers only: blocks the next fresh generation opens
-  std::uint32_t dirty;      ///< preparers only: 1 once the stock is in the flush list
-  std::uint32_t exhausted_at;  ///< start of its first full generation since the last good one
-  std::uint32_t pad1[28];
-  unsigned long long done[stock_ring];  ///< per entry: lanes that have read its generation
-  stock_generation ring[stock_ring];
+  /// Per type and processor (modulo hint_slots): the block that this processor's warps try first
+  /// (index + 1; 0: none). Only a hint: a claim checks the block's type after taking slots, and a
+  /// hint that points at a full or re-typed block costs one load and falls through to the walk.
+  std::uint32_t current[max_types][hint_slots];
 };
 
 struct heap_view {
@@ -104,9 +73,6 @@ struct heap_view {
   std::uint64_t* bitmap_words;  ///< free, allocated[0..n), active[0..n): same layout each
   heap_errors* errors;
   heap_counters* counters;
-  stock* stocks;                ///< [type][processor]: stocks_per_type per class
-  std::uint32_t* dirty_stocks;  ///< stocks used since the last flush (counters->dirty_count)
-  std::uint32_t stocks_per_type;
   bitmap_layout layout;
   std::uint8_t capacity[max_types];  ///< slots per block; 0 for abstract types
 

@@ -99,13 +99,6 @@ class runtime {
     v.counters = reinterpret_cast<detail::heap_counters*>(reinterpret_cast<std::byte*>(v.errors) + errors_bytes);
     for (std::uint32_t t = 0; t < Heap::num_types; ++t)
       v.capacity[t] = static_cast<std::uint8_t>(geometry_.capacity[t]);
-    // The allocation stocks, one per class and processor: outside the heap's bytes (their number
-    // depends on the device), about 2.3 KiB each.
-    v.stocks_per_type = stocks_per_type();
-    stocks_ = arch::device_buffer<detail::stock>(std::size_t{Heap::num_types} * v.stocks_per_type);
-    dirty_stocks_ = arch::device_buffer<std::uint32_t>(stocks_.size());
-    v.stocks = stocks_.data();
-    v.dirty_stocks = dirty_stocks_.data();
     device_view_ = reinterpret_cast<detail::heap_view*>(
         reinterpret_cast<std::byte*>(v.counters) + counters_bytes);
     if (reinterpret_cast<std::uintptr_t>(memory_.data()) + memory_.size() >=
@@ -158,8 +151,6 @@ class runtime {
     counters->free_blocks[0] = static_cast<long long>(v.blocks);
     arch::copy_to_device(v.counters, counters.get(), sizeof(detail::heap_counters));
     arch::copy_to_device(device_view_, &view_, sizeof(view_));
-    detail::stock* stocks = v.stocks;
-    arch::for_each_index(stocks_.size(), [=] SHOAL_DEVICE(std::size_t i) { detail::reset_stock(stocks[i]); });
     do_all_count_.zero();
     do_all_parity_ = 0;
     arch::synchronize();
@@ -187,7 +178,7 @@ class runtime {
   /// As launch(), without waiting; errors surface at the next synchronize().
   template <class F>
   void launch_async(std::size_t n, F f) {
-    arch::for_each_index(n, detail::with_stock_flush<F>{f, device_view_}, device_view_);
+    arch::for_each_index(n, f, device_view_);
   }
 
   /// Runs f(i) for i in [0, *n.value), a count that earlier work on the stream wrote on the
@@ -201,7 +192,7 @@ class runtime {
   /// As launch(device_count, f), without waiting.
   template <class F>
   void launch_async(device_count n, F f) {
-    arch::for_each_counted(n.value, 1, n.max, detail::with_stock_flush<F>{f, device_view_}, device_view_);
+    arch::for_each_counted(n.value, 1, n.max, f, device_view_);
   }
   /// Runs f(item) for every item of `list` (pushed by earlier work on the stream), without
   /// knowing their number on the host. Waits and reports as launch() does.
@@ -243,12 +234,12 @@ class runtime {
         const detail::block_lister lister(view_, t, do_all_list_.data(), c.current);
         arch::for_each_index_then_listed<capacity>(
             launch_graphs_, static_cast<int>(do_all_parity_), lister.items(), lister, do_all_list_.data(), c.current,
-            view_.blocks, flushing(detail::slot_visitor<U, T, Method, capacity>(view_, t, args...)),
+            view_.blocks, detail::slot_visitor<U, T, Method, capacity>(view_, t, args...),
             detail::snapshot_word{view_.snapshots}, device_view_, c.next);
 #else
         detail::list_blocks_in_use(view_, t, do_all_list_.data(), c.current);
         arch::for_each_listed<capacity>(do_all_list_.data(), c.current, view_.blocks,
-                                        flushing(detail::slot_visitor<U, T, Method, capacity>(view_, t, args...)),
+                                        detail::slot_visitor<U, T, Method, capacity>(view_, t, args...),
                                         detail::snapshot_word{view_.snapshots}, device_view_, c.next);
 #endif
       }
@@ -509,8 +500,10 @@ class runtime {
       for (int s = 0; s < detail::epoch_shards; ++s)
         if ((counters.block_epoch[t][s][0] & 0xFFFFFFFFull) != 0)
           return "a block operation of " + type_name(t) + " is still in flight";
-    if (counters.dirty_count[0] != 0 || counters.finished_blocks[0] != 0)
-      return "the allocation stocks were not flushed at the end of the last launch";
+    for (std::uint32_t t = 0; t < Heap::num_types; ++t)
+      for (int s = 0; s < detail::hint_slots; ++s)
+        if (counters.current[t][s] > v.blocks)
+          return "the current block of " + type_name(t) + " lies beyond the heap's " + std::to_string(v.blocks) + " blocks";
     if (counters.free_blocks[0] != free_blocks)
       return "free block counter " + std::to_string(counters.free_blocks[0]) + " but " +
              std::to_string(free_blocks) + " free blocks";
@@ -558,21 +551,6 @@ class runtime {
     constexpr std::uint64_t bitmaps = 1 + 2 * Heap::num_types;
     return m * (detail::geometry_of<Heap>.block_bytes + block_extra_bytes) +
            bitmaps * bitmap_layout::for_bits(m).total_words * sizeof(std::uint64_t) + tail_bytes;
-  }
-
-  /// Stocks per class: one per multiprocessor on the GPU; on cpu a few, picked by a hash of the
-  /// thread (several threads may share one).
-  static std::uint32_t stocks_per_type() {
-#if defined(SHOAL_BACKEND_CUDA)
-    return static_cast<std::uint32_t>(std::max(1, arch::probe_device().multiprocessors));
-#else
-    return 16;
-#endif
-  }
-  /// A launch function with the stock flush at its end (detail::with_stock_flush).
-  template <class F>
-  detail::with_stock_flush<F> flushing(F f) const {
-    return {f, device_view_};
   }
 
   std::vector<detail::block_header> download_headers() const {
@@ -630,8 +608,6 @@ class runtime {
   std::uint64_t heap_bytes_ = 0;
   detail::heap_geometry geometry_{};
   arch::device_buffer<std::byte> memory_;
-  arch::device_buffer<detail::stock> stocks_;          // allocation stocks [class][processor]
-  arch::device_buffer<std::uint32_t> dirty_stocks_;    // the stocks a launch used (flush list)
   detail::heap_view view_{};
   detail::heap_view* device_view_ = nullptr;
   arch::device_buffer<std::uint32_t> do_all_list_;         // blocks of the type being visited
