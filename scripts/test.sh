@@ -4,8 +4,9 @@
 #
 #   1. installs missing Debian packages (apt-get; only when something is missing)
 #   2. cpu-release:  configure, build, ctest
-#      downstream:   install cpu-release to a temporary prefix, build examples/downstream against
-#                    it (find_package(shoal)) and run it: the package as a user's project sees it
+#      downstream:   build the libraries only (preset cpu-lib, -B outside the checkout), install
+#                    them to a temporary prefix, build examples/downstream against them
+#                    (find_package(shoal)) and run it: the package as a user's project sees it
 #      api-docs:     scripts/docs.sh, Doxygen over the public headers (a warning fails)
 #   3. cpu-tsan:     configure, build, ctest under ThreadSanitizer (keeps the lock-free code honest)
 #   4. cpu-asan:     configure, build, ctest under AddressSanitizer + UndefinedBehaviorSanitizer
@@ -61,14 +62,21 @@ configure_and_build() {
 
 # build_downstream <preset> run|no-run: installs build/<preset> to a temporary prefix, configures
 # and builds examples/downstream against it in a temporary build directory, and (run) runs it:
-# it must print its summary line and exit 0. The temporary directories go when it passes; when
-# it fails they stay for a look (their paths are printed).
+# it must print its summary line and exit 0. A library-only preset (*-lib) is first configured
+# and built outside the checkout (-B), as README's install lines do. The temporary directories go
+# when it passes; when it fails they stay for a look (their paths are printed).
 build_downstream() {
-  local preset=$1 mode=$2 tmp out
+  local preset=$1 mode=$2 tmp out from
   tmp=$(mktemp -d -t "shoal-downstream-$preset.XXXXXX")
   echo "downstream: prefix $tmp/prefix, build $tmp/build"
+  from="build/$preset"
+  if [[ "$preset" == *-lib ]]; then
+    from="$tmp/lib"
+    shoal_timed cmake --preset "$preset" -B "$from" >/dev/null
+    shoal_timed cmake --build "$from" -j"$JOBS"
+  fi
   # Without its line per file (the failures go to stderr and the status stays: pipefail).
-  shoal_timed cmake --install "build/$preset" --prefix "$tmp/prefix" | sed '/^-- \(Installing\|Up-to-date\): /d'
+  shoal_timed cmake --install "$from" --prefix "$tmp/prefix" | sed '/^-- \(Installing\|Up-to-date\): /d'
   shoal_timed cmake -S examples/downstream -B "$tmp/build" -G Ninja -DCMAKE_BUILD_TYPE=Release \
     -DCMAKE_PREFIX_PATH="$tmp/prefix"
   shoal_timed cmake --build "$tmp/build"
@@ -100,8 +108,8 @@ end_step
 
 # ---------------------------------------------------------------------------------------------
 begin_step downstream
-shoal_section "downstream: install cpu-release, build and run examples/downstream against it"
-build_downstream cpu-release run
+shoal_section "downstream: build the libraries only (cpu-lib, outside the checkout), install, build and run examples/downstream against them"
+build_downstream cpu-lib run
 end_step
 
 # ---------------------------------------------------------------------------------------------
