@@ -5,7 +5,6 @@ if(SHOAL_BACKEND STREQUAL "cuda")
   find_package(CUDAToolkit REQUIRED)
   find_package(CCCL CONFIG REQUIRED HINTS "${CUDAToolkit_LIBRARY_DIR}/cmake")
 else()
-  find_package(OpenMP)
   # libcu++ gives the cpu backend the same cuda::atomic_ref as the GPU; without a CUDA toolkit
   # the cpu backend falls back to std::atomic_ref (C++20), which has the same semantics.
   find_package(CUDAToolkit QUIET)

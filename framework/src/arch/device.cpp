@@ -6,11 +6,7 @@
 #if defined(SHOAL_BACKEND_CUDA)
 #include <cuda_runtime.h>
 #else
-#include <atomic>
 #include <thread>
-#if defined(_OPENMP)
-#include <omp.h>
-#endif
 #endif
 
 namespace shoal::arch {
@@ -80,32 +76,7 @@ void synchronize() {
 int cpu_threads() { return 1; }
 void set_cpu_threads(int) {}
 
-#else  // cpu
-
-namespace {
-int default_cpu_threads() {
-  const unsigned hw = std::thread::hardware_concurrency();
-  return hw == 0 ? 1 : static_cast<int>(hw);
-}
-std::atomic<int> std_thread_count{default_cpu_threads()};
-}  // namespace
-
-int cpu_threads() {
-#if defined(_OPENMP) && !defined(SHOAL_CPU_STD_THREADS)
-  return omp_get_max_threads();
-#else
-  return std_thread_count.load();
-#endif
-}
-
-void set_cpu_threads(int n) {
-  if (n <= 0) return;
-#if defined(_OPENMP) && !defined(SHOAL_CPU_STD_THREADS)
-  omp_set_num_threads(n);
-#else
-  std_thread_count.store(n);
-#endif
-}
+#else  // cpu: cpu_threads() and set_cpu_threads() are in cpu_team.cpp
 
 const device_status& probe_device() {
   static const device_status status = [] {

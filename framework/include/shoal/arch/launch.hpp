@@ -1,7 +1,7 @@
 #pragma once
 /// @file
-/// Launch a device function over n items: a grid-stride kernel on cuda, an OpenMP parallel
-/// for on cpu. The function must be callable in device code: write lambdas as
+/// Launch a device function over n items: a grid-stride kernel on cuda, a parallel loop on a
+/// team of host threads on cpu (cpu_team.hpp). The function must be callable in device code: write lambdas as
 /// `[=] SHOAL_DEVICE (std::size_t i) { ... }`.
 ///
 /// Launches are asynchronous on cuda; call arch::synchronize() before reading results.
@@ -16,8 +16,7 @@
 #include "shoal/arch/error.hpp"
 
 #if defined(SHOAL_BACKEND_CPU)
-#include <thread>
-#include <vector>
+#include "shoal/arch/cpu_team.hpp"
 #endif
 
 namespace shoal::arch {
@@ -248,8 +247,6 @@ void for_each_index(std::size_t n, F f, const void* context = nullptr, cudaStrea
 #else
 
 namespace detail {
-/// Index of the calling worker thread of the current launch (0 outside launches).
-inline thread_local int worker_index = 0;
 inline const void* launch_context_ptr = nullptr;
 }  // namespace detail
 
@@ -262,31 +259,23 @@ inline void allow_dependent_launch() {}
 /// for_each_listed reads peek at each item's turn here: destroys need not be counted.
 inline void count_destroy() {}
 
-/// cpu: OpenMP threads when available; otherwise (and in ThreadSanitizer builds, where
-/// libgomp is not instrumented) std::threads with the same static schedule.
+/// cpu: the calling thread and the team's workers (cpu_team.hpp) take chunks of [0, n); a launch
+/// of a few items runs on the calling thread alone.
 template <class F>
 void for_each_index(std::size_t n, F f, const void* context = nullptr) {
   if (n == 0) return;
   detail::launch_context_ptr = context;
-#if defined(_OPENMP) && !defined(SHOAL_CPU_STD_THREADS)
-  const auto count = static_cast<long long>(n);
-#pragma omp parallel for schedule(static)
-  for (long long i = 0; i < count; ++i) f(static_cast<std::size_t>(i));
-#else
-  const std::size_t threads = std::min<std::size_t>(n, static_cast<std::size_t>(cpu_threads()));
-  const std::size_t chunk = (n + threads - 1) / threads;
-  auto run = [&](std::size_t t) {
-    detail::worker_index = static_cast<int>(t);
-    const std::size_t end = std::min(n, (t + 1) * chunk);
-    for (std::size_t i = t * chunk; i < end; ++i) f(i);
-    detail::worker_index = 0;
-  };
-  std::vector<std::thread> pool;
-  pool.reserve(threads - 1);
-  for (std::size_t t = 1; t < threads; ++t) pool.emplace_back(run, t);
-  run(0);
-  for (auto& th : pool) th.join();
-#endif
+  if (n <= detail::serial_items) {
+    for (std::size_t i = 0; i < n; ++i) f(i);
+    return;
+  }
+  detail::run_on_team(
+      n,
+      [](void* g, std::size_t begin, std::size_t end) {
+        F& work = *static_cast<F*>(g);
+        for (std::size_t i = begin; i < end; ++i) work(i);
+      },
+      &f);
 }
 
 /// Runs f(i) for i in [0, *count × per_count) (see the cuda version; here the count is read).

@@ -11,7 +11,7 @@ namespace shoal {
 
 class walk_rng {
  public:
-  /// Seeds from what differs between concurrent walkers: lane, processor (SM / OpenMP
+  /// Seeds from what differs between concurrent walkers: lane, processor (SM / cpu
   /// thread), a cycle counter and a caller-supplied salt (e.g. the thread's item index).
   SHOAL_DEVICE static walk_rng for_this_lane(std::uint64_t salt = 0) {
     return walk_rng(arch::cycle_counter() ^ (salt * 0x9E3779B97F4A7C15ull) ^
