@@ -35,11 +35,7 @@ install(EXPORT shoalVizTargets NAMESPACE shoal:: DESTINATION "${shoal_cmake_dir}
 
 # What shoalConfig.cmake must find again: read off the target, so that it says what was linked.
 get_target_property(shoal_links shoal INTERFACE_LINK_LIBRARIES)
-set(SHOAL_NEEDS_OPENMP OFF)
 set(SHOAL_NEEDS_CCCL OFF)
-if("OpenMP::OpenMP_CXX" IN_LIST shoal_links)
-  set(SHOAL_NEEDS_OPENMP ON)
-endif()
 if("CCCL::CCCL" IN_LIST shoal_links)
   set(SHOAL_NEEDS_CCCL ON)
 endif()

@@ -84,11 +84,7 @@ const device_status& probe_device() {
     s.usable = true;
     std::ostringstream os;
     os << "cpu backend (" << cpu_threads() << " threads on " << std::thread::hardware_concurrency()
-       << " cores"
-#if !defined(_OPENMP) || defined(SHOAL_CPU_STD_THREADS)
-       << ", std::thread workers"
-#endif
-       << ")";
+       << " cores)";
     s.description = os.str();
     s.multiprocessors = cpu_threads();
     return s;
