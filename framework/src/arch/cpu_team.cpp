@@ -13,6 +13,8 @@
 #include <thread>
 #include <vector>
 
+#include <pthread.h>
+
 #include "shoal/arch/cpu_team.hpp"
 #include "shoal/arch/error.hpp"
 
@@ -59,13 +61,13 @@ class team {
 
   void run(std::size_t n, detail::chunk_body body, void* f) {
     std::unique_lock launch(launch_mutex_, std::try_to_lock);
-    if (!launch.owns_lock() || workers_.empty()) {
+    if (!launch.owns_lock() || running_.load() == 0) {
       body(f, 0, n);
       return;
     }
     auto j = std::make_shared<job>();
     // A few chunks per thread: a thread that runs late or slow leaves its share to the others.
-    const std::size_t pieces = 4 * (workers_.size() + 1);
+    const std::size_t pieces = 4 * static_cast<std::size_t>(threads_.load());
     j->n = n;
     j->chunk = std::max<std::size_t>((n + pieces - 1) / pieces, detail::serial_items / 4);
     j->chunks = (n + j->chunk - 1) / j->chunk;
@@ -89,6 +91,10 @@ class team {
   team() {
     threads_.store(initial_threads());
     start_workers();
+    // A fork copies only the forking thread: stop the workers first and start them again in the
+    // parent, so that the child is a single-threaded process that never waits for, or joins,
+    // threads it does not have (its launches run on its one thread).
+    pthread_atfork([] { instance().stop_workers(); }, [] { instance().start_workers(); }, nullptr);
   }
 
   /// SHOAL_CPU_THREADS, else OMP_NUM_THREADS (what the OpenMP build used to read), else the cores.
@@ -112,8 +118,10 @@ class team {
       seen = generation_;
     }
     for (int i = 1; i < threads_.load(); ++i) workers_.emplace_back([this, seen] { work_loop(seen); });
+    running_.store(static_cast<int>(workers_.size()));
   }
   void stop_workers() {
+    running_.store(0);
     {
       std::lock_guard lock(mutex_);
       stop_ = true;
@@ -145,6 +153,7 @@ class team {
   bool stop_ = false;
   std::vector<std::thread> workers_;
   std::atomic<int> threads_{1};
+  std::atomic<int> running_{0};  // workers started (0 while stopped for a fork)
 };
 
 }  // namespace
