@@ -114,6 +114,32 @@ TEST(OutputFiles, StaleTemporariesOfDeadProcessesAreRemovedOthersStay) {
   EXPECT_EQ(d.names(), expected);
 }
 
+TEST(OutputFiles, ARewrittenFileKeepsThePermissionsOfTheFileItReplaces) {
+  const scratch_dir d("mode");
+  const fs::path kept = d / "run.ckpt";
+  put(kept, "old\n");
+  ASSERT_EQ(::chmod(kept.c_str(), 0600), 0);
+  {
+    io::temporary_file t(kept.string(), "the checkpoint");
+    t.write("new\n", 4);
+    t.commit(false);
+  }
+  struct stat st {};
+  ASSERT_EQ(::stat(kept.c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 07777, 0600u) << "a private file stays private when it is rewritten";
+  EXPECT_EQ(slurp(kept), "new\n");
+  // A new file gets the usual mode: 0644 less the umask.
+  const fs::path fresh = d / "new.csv";
+  {
+    io::temporary_file t(fresh.string(), "the CSV file");
+    t.commit(false);
+  }
+  const mode_t mask = ::umask(0);
+  ::umask(mask);
+  ASSERT_EQ(::stat(fresh.c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 07777, 0644u & ~mask);
+}
+
 TEST(OutputFiles, SigtermAndSigintRemoveTheTemporaryFile) {
   for (const int sig : {SIGTERM, SIGINT}) {
     const scratch_dir d("signal" + std::to_string(sig));

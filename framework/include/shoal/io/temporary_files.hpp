@@ -167,6 +167,11 @@ class temporary_file {
       detail::unregister_temporary(slot_);
       throw output_error("cannot write " + shown_ + ": " + why);
     }
+    // A file that replaces another keeps its permissions: a checkpoint kept private (0600) must
+    // not become readable by everyone (0644 under the usual umask) when it is rewritten.
+    struct stat old {};
+    if (::stat(target_.c_str(), &old) == 0 && S_ISREG(old.st_mode) && ::fchmod(fd_, old.st_mode & 07777) != 0)
+      fail("chmod");
   }
   temporary_file(const temporary_file&) = delete;
   temporary_file& operator=(const temporary_file&) = delete;
