@@ -37,20 +37,8 @@
 
 namespace shoal::bench {
 
-// W4's two 16-byte classes (the prototype's types 0 and 1), alone in their heap.
-class ProtoA;
-class ProtoB;
-using ProtoPairHeap = shoal::heap<ProtoA, ProtoB>;
-class ProtoA : public object<ProtoPairHeap, ProtoA> {
- public:
-  SHOAL_FIELDS(ProtoA, (unsigned long long, a), (unsigned long long, b))
-  SHOAL_HD explicit ProtoA(unsigned long long i) { a = i, b = ~i; }
-};
-class ProtoB : public object<ProtoPairHeap, ProtoB> {
- public:
-  SHOAL_FIELDS(ProtoB, (unsigned long long, a), (unsigned long long, b))
-  SHOAL_HD explicit ProtoB(unsigned long long i) { a = i, b = ~i; }
-};
+// W4's two classes are MixA and MixB of the mixed-class patterns (alloc_patterns.hpp): 16 bytes,
+// 64 slots per block, as the prototype's types 0 and 1; their heap's third class stays empty.
 
 namespace proto {
 
@@ -89,7 +77,7 @@ SHOAL_HD inline bool w3_frees(std::uint64_t i, std::uint64_t round, std::uint32_
   return hash(i ^ (round * 0xD1B54A32D192ED03ull) ^ 0x5555555555ull) % 10000 < bp;
 }
 /// W4 (proto.cu pattern_asks, kind 4): whether thread i asks; `first` gets the class, true for
-/// the prototype's type 0 (ProtoA: odd lanes), false for type 1 (ProtoB: even lanes).
+/// the prototype's type 0 (MixA: odd lanes), false for type 1 (MixB: even lanes).
 SHOAL_HD inline bool w4_asks(std::uint64_t i, bool& first) {
   const std::uint64_t lane = i & (lanes - 1);
   first = (lane & 1) != 0;
@@ -156,8 +144,8 @@ inline void proto_two_classes(benchmark::State& state, std::uint64_t n) {
   const std::uint64_t objects = n / 8;
   // proto.cu: N = n * 48 / 1024 + 32768 blocks, here half for each class.
   const std::uint64_t blocks = n * 48 / 1024 + proto::spare_blocks;
-  runtime<ProtoPairHeap> rt(
-      runtime<ProtoPairHeap>::bytes_for<ProtoA, ProtoB>(blocks / 2 * proto::slots, (blocks - blocks / 2) * proto::slots));
+  runtime<MixHeap> rt(
+      runtime<MixHeap>::bytes_for<MixA, MixB>(blocks / 2 * proto::slots, (blocks - blocks / 2) * proto::slots));
   arch::device_buffer<void*> ptrs(n);
   void** p = ptrs.data();
   device_timer timer;
@@ -168,9 +156,9 @@ inline void proto_two_classes(benchmark::State& state, std::uint64_t n) {
         bool first = false;
         if (proto::w4_asks(i, first)) {
           if (first)
-            p[i] = make<ProtoA>(i);
+            p[i] = make<MixA>(i);
           else
-            p[i] = make<ProtoB>(i);
+            p[i] = make<MixB>(i);
         }
       });
     }));

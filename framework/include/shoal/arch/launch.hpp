@@ -1,8 +1,8 @@
 #pragma once
 /// @file
 /// Launch a device function over n items: a grid-stride kernel on cuda, a parallel loop on a
-/// team of host threads on cpu (cpu_team.hpp). The function must be callable in device code: write lambdas as
-/// `[=] SHOAL_DEVICE (std::size_t i) { ... }`.
+/// team of host threads on cpu (cpu_team.hpp). The function must be callable in device code:
+/// write lambdas as `[=] SHOAL_DEVICE (std::size_t i) { ... }`.
 ///
 /// Launches are asynchronous on cuda; call arch::synchronize() before reading results.
 /// Consecutive items go to consecutive lanes, so a warp's accesses to item-indexed arrays
