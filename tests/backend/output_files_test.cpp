@@ -1,12 +1,14 @@
 // Outputs that appear whole or not at all (io/temporary_files.hpp, sim::csv_writer, the
 // checkpoint writer, the frames' staging directory): a file a user had is never lost to a run that fails or is interrupted,
 // links are followed, and temporary files are removed on SIGINT/SIGTERM or by a later run.
+#include <fcntl.h>
 #include <signal.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -138,6 +140,34 @@ TEST(OutputFiles, ARewrittenFileKeepsThePermissionsOfTheFileItReplaces) {
   ::umask(mask);
   ASSERT_EQ(::stat(fresh.c_str(), &st), 0);
   EXPECT_EQ(st.st_mode & 07777, 0644u & ~mask);
+}
+
+// `--csv -`: the rows go to standard output as they are written, and what the program itself
+// prints to standard output from then on goes to standard error (in a child process, whose
+// standard output and error are files here).
+TEST(OutputFiles, CsvToStandardOutputMovesTheProgramsOwnLinesToStandardError) {
+  const scratch_dir d("csv_stdout");
+  std::fflush(stdout);  // nothing of ours in the child's buffer
+  const pid_t child = ::fork();
+  if (child == 0) {
+    const int out = ::open((d / "out").c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    const int err = ::open((d / "err").c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    if (out < 0 || err < 0 || ::dup2(out, STDOUT_FILENO) < 0 || ::dup2(err, STDERR_FILENO) < 0) ::_exit(3);
+    std::printf("before\n");
+    sim::csv_writer csv(sim::csv_writer::standard_output, {"n"});
+    std::printf("app line\n");
+    std::fflush(stdout);
+    csv.row(0, {7});
+    csv.row(1, {8});
+    csv.close();
+    ::_exit(0);
+  }
+  int status = 0;
+  ::waitpid(child, &status, 0);
+  ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  EXPECT_EQ(slurp(d / "out"), "before\nstep,n\n0,7\n1,8\n");
+  EXPECT_EQ(slurp(d / "err"), "app line\n");
+  EXPECT_EQ(d.names(), (std::vector<std::string>{"err", "out"}));  // no file named "-"
 }
 
 TEST(OutputFiles, SigtermAndSigintRemoveTheTemporaryFile) {

@@ -1,5 +1,7 @@
 // sim::app_cli: defaults, the app's own options, --help with defaults, and every kind of bad
 // command line giving exit status 2 with one line on stderr naming the problem.
+#include <unistd.h>
+
 #include <algorithm>
 #include <filesystem>
 #include <string>
@@ -9,6 +11,8 @@
 #include "test_support.hpp"
 
 namespace shoal::test {
+
+namespace fs = std::filesystem;
 
 struct cli_result {
   int rc;
@@ -165,6 +169,42 @@ TEST(SimCli, FramesDirectoryIsCreatedAndSizesParsed) {
   EXPECT_EQ(r.run.overlay, "stable");
   EXPECT_TRUE(std::filesystem::is_empty(dir)) << "the write probe is removed";
   std::filesystem::remove_all(testing::TempDir() + "shoal_cli_frames");
+}
+
+// Output paths are refused before the run when they cannot work at its end: one new file named
+// two ways, a file that standard output already writes to (here gtest's capture file), outputs
+// inside the frames directory (which a run replaces), and '-' where only --csv takes it.
+TEST(SimCli, OutputPathsThatCannotWorkAreRefusedBeforeTheRun) {
+  const fs::path dir = fs::temp_directory_path() / ("shoal_cli_paths_" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir / "frames");
+  const std::string f = (dir / "new.csv").string();
+  const std::string also_f = (dir / "frames" / ".." / "." / "new.csv").string();
+  const struct {
+    std::vector<std::string> args;
+    std::string message;
+  } cases[] = {
+      {{"--csv", f, "--checkpoint", also_f}, "name the same file"},
+      {{"--csv", "shoal_cli_relative.csv", "--checkpoint", (fs::current_path() / "shoal_cli_relative.csv").string()},
+       "name the same file"},
+      {{"--csv", "/dev/stdout"}, "is the file that standard output writes to"},
+      {{"--frames", (dir / "frames").string(), "--csv", (dir / "frames" / "rows.csv").string()},
+       "is in the --frames directory"},
+      {{"--frames", (dir / "new_frames/").string(), "--checkpoint", (dir / "new_frames").string()},
+       "is in the --frames directory"},
+      {{"--checkpoint", "-"}, "'-' (standard output) is for --csv only"},
+  };
+  for (const auto& c : cases) {
+    const auto r = parse(c.args);
+    EXPECT_EQ(r.rc, 2) << c.message;
+    EXPECT_NE(r.err.find(c.message), std::string::npos) << r.err;
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+  }
+  // What is fine: standard output for the rows, a file beside the frames directory whose name
+  // starts with the directory's.
+  EXPECT_EQ(parse({"--csv", "-"}).rc, -1);
+  EXPECT_EQ(parse({"--frames", (dir / "frames").string(), "--csv", (dir / "frames.csv").string()}).rc, -1);
+  fs::remove_all(dir);
 }
 
 TEST(SimCli, FailReportsOneLineAndReturnsTwo) {

@@ -26,6 +26,7 @@
 #include <atomic>
 #include <cerrno>
 #include <cstddef>
+#include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <mutex>
@@ -149,6 +150,36 @@ inline void remove_stale_temporaries(const std::string& target) {
   }
 }
 
+/// The process's standard output, taken for data (`--csv -`): returns a descriptor of it, and
+/// from then on what the process itself prints to standard output goes to standard error, so
+/// that nothing mixes into the data. Taken once; later calls return the same descriptor.
+inline int take_standard_output() {
+  static int fd = -1;
+  if (fd >= 0) return fd;
+  std::fflush(stdout);
+  const int data = ::fcntl(STDOUT_FILENO, F_DUPFD_CLOEXEC, 3);
+  if (data < 0 || ::dup2(STDERR_FILENO, STDOUT_FILENO) < 0) {
+    const std::string why = std::strerror(errno);
+    if (data >= 0) ::close(data);
+    throw output_error("cannot write to standard output: " + why);
+  }
+  fd = data;
+  return fd;
+}
+
+/// Writes all of `bytes` to `fd`; false (errno set) on a short write.
+inline bool write_all(int fd, const void* bytes, std::size_t n) {
+  const char* p = static_cast<const char*>(bytes);
+  while (n > 0) {
+    const ssize_t k = ::write(fd, p, n);
+    if (k < 0 && errno == EINTR) continue;
+    if (k <= 0) return false;
+    p += k;
+    n -= static_cast<std::size_t>(k);
+  }
+  return true;
+}
+
 /// A file written beside its target and renamed over it by commit(); removed if never
 /// committed. Throws output_error (naming the target) when it cannot be created or committed.
 class temporary_file {
@@ -183,14 +214,7 @@ class temporary_file {
 
   /// Writes all of `bytes`; throws output_error on a short write (disk full).
   void write(const void* bytes, std::size_t n) {
-    const char* p = static_cast<const char*>(bytes);
-    while (n > 0) {
-      const ssize_t k = ::write(fd_, p, n);
-      if (k < 0 && errno == EINTR) continue;
-      if (k <= 0) fail("write");
-      p += k;
-      n -= static_cast<std::size_t>(k);
-    }
+    if (!write_all(fd_, bytes, n)) fail("write");
   }
 
   /// fsync, close, rename over the target, fsync of the directory: afterwards the target holds

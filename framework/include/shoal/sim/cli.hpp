@@ -40,11 +40,13 @@
 #include <string_view>
 #include <system_error>
 #include <type_traits>
+#include <utility>
 
 #include <CLI/CLI.hpp>
 
 #include "shoal/checkpoint/file.hpp"
 #include "shoal/sim/checkpoints.hpp"
+#include "shoal/sim/csv.hpp"
 #include "shoal/sim/paths.hpp"
 
 namespace shoal::sim {
@@ -169,7 +171,7 @@ class app_cli {
         ->check(whole_number(0, std::numeric_limits<std::uint64_t>::max()));
     app_.add_option("--heap-mb", o.heap_mb, "object heap size in MiB (device memory)")
         ->check(whole_number(1, max_heap_mb));
-    csv_ = app_.add_option("--csv", o.csv, "write a CSV time series (step, populations) to FILE (replaced at the end of the run)")
+    csv_ = app_.add_option("--csv", o.csv, "write a CSV time series (step, populations) to FILE (replaced at the end of the run); - writes it to standard output (the run's own lines then go to standard error)")
                ->type_name("FILE");
     csv_every_ = app_.add_option("--csv-every", o.csv_every, "CSV row every N steps (and steps 0 and last)")
         ->check(whole_number(1, max_steps));
@@ -345,13 +347,21 @@ class app_cli {
       if (given(f.option) && f.path.empty()) return fail(std::string(f.flag) + " needs a file name, got ''");
     if (given(csv_every_) && o.csv.empty()) return fail("--csv-every needs --csv FILE");
     if (given(checkpoint_every_) && o.checkpoint.empty()) return fail("--checkpoint-every needs --checkpoint FILE");
+    // "-" is standard output, for the CSV rows only (csv_writer::standard_output).
+    const auto is_stdout = [](const std::string& path) { return path == csv_writer::standard_output; };
+    if (is_stdout(o.checkpoint)) return fail("--checkpoint needs a file name: '-' (standard output) is for --csv only");
+    if (is_stdout(o.resume)) return fail("--resume needs a file name: '-' (standard input) is not read");
     for (const auto& f : files) {
-      if (f.path.empty() || f.option == resume_option_) continue;  // --resume: open_resume()
+      if (f.path.empty() || f.option == resume_option_ || is_stdout(f.path)) continue;  // --resume: open_resume()
       if (const std::string why = check_output_file(f.path); !why.empty()) return fail(std::string(f.flag) + ": " + why);
+      if (const char* stream = standard_stream_of(f.path); *stream != '\0')
+        return fail(std::string(f.flag) + ": '" + f.path + "' is the file that " + stream +
+                    " writes to; the run would replace it" + (f.option == csv_ ? " (--csv - writes the rows to standard output)" : ""));
     }
     for (std::size_t i = 0; i < std::size(files); ++i)
       for (std::size_t j = i + 1; j < std::size(files); ++j)
-        if (!files[i].path.empty() && !files[j].path.empty() && same_file(files[i].path, files[j].path))
+        if (!files[i].path.empty() && !files[j].path.empty() && !is_stdout(files[i].path) &&
+            !is_stdout(files[j].path) && same_file(files[i].path, files[j].path))
           return fail(std::string(files[i].flag) + " '" + files[i].path + "' and " + files[j].flag + " '" +
                       files[j].path + "' name the same file");
     return -1;
@@ -372,8 +382,15 @@ class app_cli {
       std::from_chars(frame_size_text_.data() + x + 1, frame_size_text_.data() + frame_size_text_.size(),
                       o.frame_height);
     }
-    if (!o.frames.empty())
+    if (!o.frames.empty()) {
+      // A run replaces the directory's frames: no other output may live there.
+      const std::pair<const char*, const std::string*> outputs[] = {{"--csv", &o.csv}, {"--checkpoint", &o.checkpoint}};
+      for (const auto& [flag, path] : outputs)
+        if (!path->empty() && *path != csv_writer::standard_output && inside_directory(*path, o.frames))
+          return fail(std::string(flag) + " '" + *path + "' is in the --frames directory '" + o.frames +
+                      "', whose frames a run replaces; write it elsewhere");
       if (const std::string why = prepare_directory(o.frames); !why.empty()) return fail("--frames: " + why);
+    }
     return -1;
   }
 

@@ -10,10 +10,13 @@
 ///
 /// The rows go to a temporary file beside `path` (io/temporary_files.hpp) that close() renames
 /// over it: a run that fails or is interrupted before close() leaves the file that was at
-/// `path` as it was, and its partial rows are removed with the temporary file.
+/// `path` as it was, and its partial rows are removed with the temporary file. A path of "-"
+/// writes the rows to standard output instead (see csv_writer::standard_output).
 
 #include <cinttypes>
+#include <cerrno>
 #include <cmath>
+#include <cstring>
 #include <cstdint>
 #include <cstdio>
 #include <initializer_list>
@@ -65,11 +68,16 @@ class csv_value {
 
 class csv_writer {
  public:
+  /// The path that means standard output: the rows go there as they are written (no temporary
+  /// file), and the process's own standard output goes to standard error from then on.
+  static constexpr const char* standard_output = "-";
+
   /// Opens the temporary file beside `path` and writes the header. Throws csv_error naming
   /// the file.
   csv_writer(const std::string& path, std::vector<std::string> columns) : path_(path), columns_(columns.size()) {
     try {
-      file_.emplace(path, "the CSV file");
+      if (path == standard_output) stream_ = io::take_standard_output();
+      else file_.emplace(path, "the CSV file");
     } catch (const io::output_error& e) {
       throw csv_error(e.what());
     }
@@ -103,6 +111,11 @@ class csv_writer {
   /// Writes what is buffered and renames the file into place; throws csv_error if anything
   /// could not be written (disk full), leaving `path` as it was.
   void close() {
+    if (stream_ >= 0) {
+      flush();
+      stream_ = -1;
+      return;
+    }
     if (!file_) return;
     try {
       flush();
@@ -121,6 +134,12 @@ class csv_writer {
     if (buffer_.size() >= (std::size_t{1} << 16)) flush();
   }
   void flush() {
+    if (stream_ >= 0) {
+      if (!io::write_all(stream_, buffer_.data(), buffer_.size()))
+        throw csv_error(std::string("cannot write the CSV rows to standard output: ") + std::strerror(errno));
+      buffer_.clear();
+      return;
+    }
     try {
       file_->write(buffer_.data(), buffer_.size());
     } catch (const io::output_error& e) {
@@ -132,6 +151,7 @@ class csv_writer {
   std::string path_;
   std::size_t columns_;
   std::optional<io::temporary_file> file_;
+  int stream_ = -1;  // standard output (path "-"), else -1
   std::string buffer_;  ///< rows not yet written (one write per 64 KiB)
 };
 

@@ -17,7 +17,9 @@
 #include <cstring>
 #include <filesystem>
 #include <string>
+#include <algorithm>
 #include <system_error>
+#include <utility>
 
 namespace shoal::sim {
 
@@ -118,6 +120,16 @@ inline std::string check_input_file(const std::string& path) {
   return "";
 }
 
+/// `path` made absolute, its existing part resolved (links, "." and ".."), the rest as written:
+/// the same for every spelling of one file (`F`, `./F`, `$PWD/F`), whether or not it exists.
+inline std::filesystem::path resolved(const std::string& path) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  const fs::path absolute = fs::absolute(path, ec);
+  const fs::path r = fs::weakly_canonical(absolute, ec);
+  return (ec ? absolute : r).lexically_normal();
+}
+
 /// True when `a` and `b` name the same file: the same inode if both exist (hard and symbolic
 /// links included), else the same path once resolved.
 inline bool same_file(const std::string& a, const std::string& b) {
@@ -127,8 +139,30 @@ inline bool same_file(const std::string& a, const std::string& b) {
     const bool same = fs::equivalent(a, b, ec);
     if (!ec) return same;
   }
-  const fs::path ra = fs::weakly_canonical(a, ec), rb = fs::weakly_canonical(b, ec);
-  return ra == rb;
+  return resolved(a) == resolved(b);
+}
+
+/// "standard output" or "standard error" when `path` is the file that one of them already
+/// writes to (e.g. --csv /dev/stdout with standard output redirected to a file: the rename at
+/// the end would replace that file and lose everything else written to it), else "".
+inline const char* standard_stream_of(const std::string& path) {
+  struct stat p {};
+  if (::stat(path.c_str(), &p) != 0) return "";
+  const std::pair<int, const char*> streams[] = {{STDOUT_FILENO, "standard output"}, {STDERR_FILENO, "standard error"}};
+  for (const auto& [fd, name] : streams) {
+    struct stat f {};
+    if (::fstat(fd, &f) == 0 && f.st_dev == p.st_dev && f.st_ino == p.st_ino) return name;
+  }
+  return "";
+}
+
+/// True when `path` is the directory `dir` or lies inside it (both resolved, whether or not
+/// they exist yet).
+inline bool inside_directory(const std::string& path, const std::string& dir) {
+  const std::filesystem::path p = resolved(path);
+  std::filesystem::path d = resolved(dir);
+  if (d.filename().empty()) d = d.parent_path();  // "dir/" ends with an empty part
+  return std::mismatch(d.begin(), d.end(), p.begin(), p.end()).first == d.end();
 }
 
 }  // namespace shoal::sim
