@@ -37,8 +37,10 @@
 
 namespace shoal {
 #if defined(SHOAL_BACKEND_CUDA)
+/// Name of the backend this build uses: "cuda" or "cpu".
 inline constexpr const char* backend_name = "cuda";
 #else
+/// cpu: "cpu".
 inline constexpr const char* backend_name = "cpu";
 #endif
 }  // namespace shoal

@@ -19,50 +19,65 @@
 namespace shoal::arch {
 
 #if defined(SHOAL_BACKEND_CUDA) || defined(SHOAL_HAS_LIBCUDACXX)
+/// Device-scope atomic view of a plain word (libcu++ `cuda::atomic_ref`).
 template <class T>
 using atomic_ref = cuda::atomic_ref<T, cuda::thread_scope_device>;
 #else
+/// cpu: `std::atomic_ref`; see the cuda `atomic_ref` above.
 template <class T>
 using atomic_ref = std::atomic_ref<T>;
 #endif
 
+/// Relaxed memory order of the backend's atomics (`cuda::` or `std::`).
 inline constexpr auto relaxed = SHOAL_ATOMIC_NS::memory_order_relaxed;
+/// Acquire-release memory order.
 inline constexpr auto acq_rel = SHOAL_ATOMIC_NS::memory_order_acq_rel;
+/// Acquire memory order.
 inline constexpr auto acquire = SHOAL_ATOMIC_NS::memory_order_acquire;
+/// Release memory order.
 inline constexpr auto release = SHOAL_ATOMIC_NS::memory_order_release;
 
+/// Coherent relaxed load of `word`; use it for every read inside a retry loop (see the file comment).
 template <class T>
 SHOAL_HD SHOAL_FORCEINLINE T load_relaxed(const T& word) {
   return atomic_ref<T>(const_cast<T&>(word)).load(relaxed);
 }
+/// Acquire load of `word`: later accesses see what the matching release store published.
 template <class T>
 SHOAL_HD SHOAL_FORCEINLINE T load_acquire(const T& word) {
   return atomic_ref<T>(const_cast<T&>(word)).load(acquire);
 }
+/// Relaxed atomic store of `value` into `word`.
 template <class T>
 SHOAL_HD SHOAL_FORCEINLINE void store_relaxed(T& word, T value) {
   atomic_ref<T>(word).store(value, relaxed);
 }
+/// Release store of `value` into `word`: publishes every earlier write to an acquiring reader.
 template <class T>
 SHOAL_HD SHOAL_FORCEINLINE void store_release(T& word, T value) {
   atomic_ref<T>(word).store(value, release);
 }
+/// Sets `bits` in `word` (acquire-release); returns the value before.
 template <class T>
 SHOAL_HD SHOAL_FORCEINLINE T fetch_or(T& word, T bits) {
   return atomic_ref<T>(word).fetch_or(bits, acq_rel);
 }
+/// ANDs `word` with `bits` (acquire-release), clearing the bits not in `bits`; returns the value before.
 template <class T>
 SHOAL_HD SHOAL_FORCEINLINE T fetch_and(T& word, T bits) {
   return atomic_ref<T>(word).fetch_and(bits, acq_rel);
 }
+/// Adds `delta` to `word` (acquire-release); returns the value before.
 template <class T>
 SHOAL_HD SHOAL_FORCEINLINE T fetch_add(T& word, T delta) {
   return atomic_ref<T>(word).fetch_add(delta, acq_rel);
 }
+/// Adds `delta` to `word` with relaxed order; returns the value before.
 template <class T>
 SHOAL_HD SHOAL_FORCEINLINE T fetch_add_relaxed(T& word, T delta) {
   return atomic_ref<T>(word).fetch_add(delta, relaxed);
 }
+/// Subtracts `delta` from `word` (acquire-release); returns the value before.
 template <class T>
 SHOAL_HD SHOAL_FORCEINLINE T fetch_sub(T& word, T delta) {
   return atomic_ref<T>(word).fetch_sub(delta, acq_rel);
@@ -90,6 +105,7 @@ SHOAL_HD SHOAL_FORCEINLINE void or_relaxed(std::uint64_t& word, std::uint64_t bi
   atomic_ref<std::uint64_t>(word).fetch_or(bits, relaxed);
 #endif
 }
+/// Relaxed AND of `word` with `bits`, old value discarded (a RED on the GPU, like `or_relaxed`).
 SHOAL_HD SHOAL_FORCEINLINE void and_relaxed(std::uint64_t& word, std::uint64_t bits) {
 #if defined(__CUDA_ARCH__)
   atomicAnd(reinterpret_cast<unsigned long long*>(&word), static_cast<unsigned long long>(bits));
@@ -117,14 +133,17 @@ template <class T>
 SHOAL_HD SHOAL_FORCEINLINE T fetch_and_acquire(T& word, T bits) {
   return atomic_ref<T>(word).fetch_and(bits, acquire);
 }
+/// Relaxed AND of `word` with `bits`; returns the value before.
 template <class T>
 SHOAL_HD SHOAL_FORCEINLINE T fetch_and_relaxed(T& word, T bits) {
   return atomic_ref<T>(word).fetch_and(bits, relaxed);
 }
+/// Relaxed OR of `bits` into `word`; returns the value before.
 template <class T>
 SHOAL_HD SHOAL_FORCEINLINE T fetch_or_relaxed(T& word, T bits) {
   return atomic_ref<T>(word).fetch_or(bits, relaxed);
 }
+/// Release OR of `bits` into `word`, publishing earlier writes; returns the value before.
 template <class T>
 SHOAL_HD SHOAL_FORCEINLINE T fetch_or_release(T& word, T bits) {
   return atomic_ref<T>(word).fetch_or(bits, release);
@@ -144,10 +163,12 @@ SHOAL_HD SHOAL_FORCEINLINE T* ordered_after(T* p, std::uint64_t after) {
   return p;
 #endif
 }
+/// Release add of `delta` to `word`, publishing earlier writes; returns the value before.
 template <class T>
 SHOAL_HD SHOAL_FORCEINLINE T fetch_add_release(T& word, T delta) {
   return atomic_ref<T>(word).fetch_add(delta, release);
 }
+/// Like `compare_exchange`, but acquire on success (relaxed on failure) and publishing nothing.
 template <class T>
 SHOAL_HD SHOAL_FORCEINLINE bool compare_exchange_acquire(T& word, T& expected, T desired) {
   return atomic_ref<T>(word).compare_exchange_strong(expected, desired, acquire, relaxed);

@@ -33,15 +33,16 @@ namespace arch {
 /// What the backend's device is, probed once. Never throws: a CUDA binary on a machine
 /// without a GPU reports `usable == false` and a one-line reason.
 struct device_status {
-  bool usable = false;
+  bool usable = false;      ///< a device is there and can run kernels
   std::string reason;       ///< why not usable (empty when usable)
   std::string description;  ///< e.g. "NVIDIA H100 80GB HBM3 (sm_90, 132 SMs, driver 13.0)"
-  int multiprocessors = 1;
+  int multiprocessors = 1;  ///< SMs of the GPU; host threads on the cpu backend
   /// Compute capability ≥ 9.0: a kernel may be launched before the previous one on its stream
   /// has finished, and wait for it on the device (programmatic dependent launch).
   bool dependent_launch = false;
 };
 
+/// The device's status, probed on the first call and cached; never throws.
 const device_status& probe_device();
 
 /// Throws no_device_error with the one-line reason when the device is not usable.
@@ -55,6 +56,8 @@ int cpu_threads();
 /// Sets the number of host threads for later launches (cpu only; ignored on cuda).
 void set_cpu_threads(int n);
 
+/// Throws backend_error with `what`, the failing expression and its file and line (used by
+/// SHOAL_CUDA_CHECK).
 [[noreturn]] void throw_backend_error(const std::string& what, const char* expr, const char* file,
                                       int line);
 

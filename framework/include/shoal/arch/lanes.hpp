@@ -18,34 +18,46 @@
 
 namespace shoal::arch {
 
+/// One bit per lane of a warp (bit i = lane i).
 using lane_mask = std::uint32_t;
 
 #if defined(SHOAL_BACKEND_CUDA)
+/// Lanes per warp: 32 on cuda.
 inline constexpr int warp_width = 32;
 #else
+/// cpu: a warp is one thread.
 inline constexpr int warp_width = 1;
 #endif
 
 // Bit helpers: the hardware instructions in GPU code, <bit> everywhere else.
 #if defined(__CUDA_ARCH__)
+/// Number of set bits.
 SHOAL_HD SHOAL_FORCEINLINE int popc(std::uint32_t x) { return __popc(x); }
+/// Number of set bits.
 SHOAL_HD SHOAL_FORCEINLINE int popc(std::uint64_t x) { return __popcll(x); }
 /// Index of the lowest set bit; undefined for 0.
 SHOAL_HD SHOAL_FORCEINLINE int lowest_bit(std::uint64_t x) { return __ffsll(static_cast<long long>(x)) - 1; }
+/// Index of the lowest set bit; undefined for 0.
 SHOAL_HD SHOAL_FORCEINLINE int lowest_bit(std::uint32_t x) { return __ffs(static_cast<int>(x)) - 1; }
 /// Number of leading zero bits; 64 for 0.
 SHOAL_HD SHOAL_FORCEINLINE int count_leading_zeros(std::uint64_t x) { return __clzll(static_cast<long long>(x)); }
+/// `x` rotated right by `r` bits (taken modulo 64).
 SHOAL_HD SHOAL_FORCEINLINE std::uint64_t rotate_right(std::uint64_t x, int r) {
   r &= 63;
   return r == 0 ? x : (x >> r) | (x << (64 - r));
 }
 #else
+/// Number of set bits.
 SHOAL_HD SHOAL_FORCEINLINE int popc(std::uint32_t x) { return std::popcount(x); }
+/// Number of set bits.
 SHOAL_HD SHOAL_FORCEINLINE int popc(std::uint64_t x) { return std::popcount(x); }
 /// Index of the lowest set bit; undefined for 0.
 SHOAL_HD SHOAL_FORCEINLINE int lowest_bit(std::uint64_t x) { return std::countr_zero(x); }
+/// Index of the lowest set bit; undefined for 0.
 SHOAL_HD SHOAL_FORCEINLINE int lowest_bit(std::uint32_t x) { return std::countr_zero(x); }
+/// Number of leading zero bits; 64 for 0.
 SHOAL_HD SHOAL_FORCEINLINE int count_leading_zeros(std::uint64_t x) { return std::countl_zero(x); }
+/// `x` rotated right by `r` bits (taken modulo 64).
 SHOAL_HD SHOAL_FORCEINLINE std::uint64_t rotate_right(std::uint64_t x, int r) { return std::rotr(x, r); }
 #endif
 
@@ -85,16 +97,19 @@ SHOAL_HD SHOAL_FORCEINLINE std::uint64_t set_bits_from(std::uint64_t word, int k
 
 #if defined(SHOAL_BACKEND_CUDA)
 
+/// The caller's lane within its warp (0–31).
 __device__ SHOAL_FORCEINLINE int lane_id() {
   unsigned r;
   asm volatile("mov.u32 %0, %%laneid;" : "=r"(r));
   return static_cast<int>(r);
 }
+/// Mask of the lanes whose lane id is lower than the caller's.
 __device__ SHOAL_FORCEINLINE lane_mask lanes_below() {
   unsigned r;
   asm volatile("mov.u32 %0, %%lanemask_lt;" : "=r"(r));
   return r;
 }
+/// The SM the calling warp runs on (spreads allocator hints and walk seeds across processors).
 __device__ SHOAL_FORCEINLINE int processor_id() {
   unsigned r;
   asm volatile("mov.u32 %0, %%smid;" : "=r"(r));
@@ -107,12 +122,17 @@ __device__ SHOAL_FORCEINLINE int warp_slot() {
   asm volatile("mov.u32 %0, %%warpid;" : "=r"(r));
   return static_cast<int>(r);
 }
+/// Mask of the lanes of the warp that execute this call together (converged).
 __device__ SHOAL_FORCEINLINE lane_mask active_lanes() { return __activemask(); }
+/// Mask of the lanes of `mask` whose `pred` is true (every lane of `mask` must call it).
 __device__ SHOAL_FORCEINLINE lane_mask ballot(lane_mask mask, bool pred) { return __ballot_sync(mask, pred); }
+/// Waits until every lane of `mask` has reached this call, and orders their memory accesses.
 __device__ SHOAL_FORCEINLINE void sync_lanes(lane_mask mask) { __syncwarp(mask); }
+/// Mask of the lanes of `mask` that passed the same `value` as the caller.
 __device__ SHOAL_FORCEINLINE lane_mask match_any(lane_mask mask, std::uint64_t value) {
   return __match_any_sync(mask, static_cast<unsigned long long>(value));
 }
+/// `value` of lane `src_lane`, for every lane of `mask`; words of up to 8 bytes and pointers.
 template <class T>
 __device__ SHOAL_FORCEINLINE T shuffle(lane_mask mask, T value, int src_lane) {
   if constexpr (std::is_pointer_v<T>) {

@@ -34,6 +34,8 @@ __device__ SHOAL_FORCEINLINE void wait_for_previous_kernel() {
   asm volatile("griddepcontrol.wait;" ::: "memory");
 #endif
 }
+/// Lets a dependent launch of the next kernel on the stream start once every block of this one has
+/// called it (or ended); see wait_for_previous_kernel().
 __device__ SHOAL_FORCEINLINE void allow_dependent_launch() {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
   asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
@@ -107,6 +109,7 @@ __global__ void for_each_index_kernel(const void* context, std::size_t n, F f) {
 }
 }  // namespace detail
 
+/// Threads per block of the grid-stride launches.
 inline constexpr int launch_block_size = 256;
 
 /// Enough blocks to cover n items, capped at a few waves (the kernel is grid-stride).
@@ -236,6 +239,8 @@ void for_each_listed(const std::uint32_t* list, const unsigned long long* count,
                    launch_block_size, stream, context, list, count, reset, f, peek);
 }
 
+/// Runs f(i) for i in [0, n) on `stream`, asynchronously; `context` is what launch_context() returns
+/// in f. Consecutive items go to consecutive lanes.
 template <class F>
 void for_each_index(std::size_t n, F f, const void* context = nullptr, cudaStream_t stream = nullptr) {
   if (n == 0) return;
@@ -255,6 +260,7 @@ inline const void* launch_context() { return detail::launch_context_ptr; }
 
 /// Programmatic dependent launch does not exist here: launches run one after another.
 inline void wait_for_previous_kernel() {}
+/// cpu: no-op, like wait_for_previous_kernel().
 inline void allow_dependent_launch() {}
 /// for_each_listed reads peek at each item's turn here: destroys need not be counted.
 inline void count_destroy() {}

@@ -44,19 +44,24 @@ class launch_graphs {
  public:
   /// One instantiated graph of two kernel nodes, and the arguments each node holds now.
   struct pair {
-    cudaGraphExec_t exec = nullptr;
-    cudaGraphNode_t first = nullptr, second = nullptr;
-    void* first_function = nullptr;  // the kernels the nodes run (as the graph names them)
+    cudaGraphExec_t exec = nullptr;  ///< the instantiated graph (nullptr until made)
+    /// The node that runs the first kernel (for_each_index's).
+    cudaGraphNode_t first = nullptr, second = nullptr;  ///< the node that runs the second (for_each_listed's)
+    void* first_function = nullptr;  ///< the kernels the nodes run (as the graph names them)
+    /// The second node's kernel (as the graph names it).
     void* second_function = nullptr;
-    std::vector<std::byte> first_launch, second_launch;  // grid and arguments the graph holds, as bytes
-    std::vector<std::byte> last_call;                     // those of the previous call, both kernels
-    bool plain = false;  // the graph could not be made: launch the kernels one by one
+    /// Grid and arguments the first node holds, as bytes.
+    std::vector<std::byte> first_launch, second_launch;  ///< grid and arguments the graph holds, as bytes
+    std::vector<std::byte> last_call;                     ///< those of the previous call, both kernels
+    bool plain = false;  ///< the graph could not be made: launch the kernels one by one
   };
-  using key = std::tuple<const void*, const void*, int>;  // the two kernels and a variant
+  using key = std::tuple<const void*, const void*, int>;  ///< the two kernels and a variant
 
   launch_graphs();
   ~launch_graphs();
+  /// Takes over the other owner's graphs.
   launch_graphs(launch_graphs&&) noexcept;
+  /// Destroys this owner's graphs and takes over the other's.
   launch_graphs& operator=(launch_graphs&&) noexcept;
   launch_graphs(const launch_graphs&) = delete;
   launch_graphs& operator=(const launch_graphs&) = delete;
@@ -65,6 +70,7 @@ class launch_graphs {
   pair& at(const key& k);
   /// How many pairs run as graphs, and how many could not be made graphs (launched one by one).
   std::size_t graphs() const;
+  /// How many pairs could not be made graphs (their kernels are launched one by one).
   std::size_t fallbacks() const;
   /// Makes p's graph from `record(stream)`, which enqueues the two kernels on the stream it is
   /// given, and launches nothing else. Kernels it enqueues are captured, not run. Returns false

@@ -36,6 +36,7 @@ inline void* device_allocate(std::size_t bytes) {
 #endif
 }
 
+/// Frees memory from device_allocate(); nullptr is ignored.
 inline void device_free(void* p) noexcept {
   if (p == nullptr) return;
 #if defined(SHOAL_BACKEND_CUDA)
@@ -45,6 +46,7 @@ inline void device_free(void* p) noexcept {
 #endif
 }
 
+/// Copies `bytes` from host `src` to device `dst`; returns when the copy is done.
 inline void copy_to_device(void* dst, const void* src, std::size_t bytes) {
   if (bytes == 0) return;
 #if defined(SHOAL_BACKEND_CUDA)
@@ -54,6 +56,7 @@ inline void copy_to_device(void* dst, const void* src, std::size_t bytes) {
 #endif
 }
 
+/// Copies `bytes` from device `src` to host `dst`, after the work before it; returns when done.
 inline void copy_to_host(void* dst, const void* src, std::size_t bytes) {
   if (bytes == 0) return;
 #if defined(SHOAL_BACKEND_CUDA)
@@ -75,6 +78,7 @@ inline void copy_to_host_enqueued(void* dst, const void* src, std::size_t bytes)
 #endif
 }
 
+/// Copies `bytes` from device `src` to device `dst`.
 inline void copy_on_device(void* dst, const void* src, std::size_t bytes) {
   if (bytes == 0) return;
 #if defined(SHOAL_BACKEND_CUDA)
@@ -84,6 +88,7 @@ inline void copy_on_device(void* dst, const void* src, std::size_t bytes) {
 #endif
 }
 
+/// Sets `bytes` at device address `dst` to `value` (memset).
 inline void fill_bytes(void* dst, int value, std::size_t bytes) {
   if (bytes == 0) return;
 #if defined(SHOAL_BACKEND_CUDA)
@@ -110,10 +115,13 @@ template <class T>
 class device_buffer {
  public:
   device_buffer() = default;
+  /// Allocates `n` elements, uninitialized.
   explicit device_buffer(std::size_t n) : data_(static_cast<T*>(device_allocate(n * sizeof(T)))), size_(n) {}
   device_buffer(const device_buffer&) = delete;
   device_buffer& operator=(const device_buffer&) = delete;
+  /// Takes over `o`'s array, leaving `o` empty.
   device_buffer(device_buffer&& o) noexcept : data_(std::exchange(o.data_, nullptr)), size_(std::exchange(o.size_, 0)) {}
+  /// Frees this array and takes over `o`'s, leaving `o` empty.
   device_buffer& operator=(device_buffer&& o) noexcept {
     if (this != &o) {
       device_free(data_);
@@ -124,25 +132,33 @@ class device_buffer {
   }
   ~device_buffer() { device_free(data_); }
 
+  /// Device address of the first element (nullptr when empty).
   T* data() const { return data_; }
+  /// Number of elements.
   std::size_t size() const { return size_; }
+  /// Size in bytes.
   std::size_t bytes() const { return size_ * sizeof(T); }
 
+  /// Sets every byte to 0.
   void zero() { fill_bytes(data_, 0, bytes()); }
+  /// Copies `host` to the device; throws shoal::error unless it has exactly size() elements.
   void upload(const std::vector<T>& host) {
     if (host.size() != size_) throw error("device_buffer::upload: size mismatch");
     copy_to_device(data_, host.data(), bytes());
   }
+  /// The whole array, copied to the host (a blocking copy).
   std::vector<T> download() const {
     std::vector<T> host(size_);
     copy_to_host(host.data(), data_, bytes());
     return host;
   }
+  /// Element `i`, copied to the host (a blocking copy).
   T read(std::size_t i) const {
     T v;
     copy_to_host(&v, data_ + i, sizeof(T));
     return v;
   }
+  /// Copies `v` into element `i`.
   void write(std::size_t i, const T& v) { copy_to_device(data_ + i, &v, sizeof(T)); }
 
  private:
@@ -167,7 +183,9 @@ class pinned_value {
   }
   pinned_value(const pinned_value&) = delete;
   pinned_value& operator=(const pinned_value&) = delete;
+  /// Takes over `o`'s memory, leaving `o` empty.
   pinned_value(pinned_value&& o) noexcept : value_(std::exchange(o.value_, nullptr)) {}
+  /// Frees this value's memory and takes over `o`'s, leaving `o` empty.
   pinned_value& operator=(pinned_value&& o) noexcept {
     if (this != &o) {
       release();
@@ -177,6 +195,7 @@ class pinned_value {
   }
   ~pinned_value() { release(); }
 
+  /// Host address of the value (zeroed at construction); nullptr once moved from.
   T* get() const { return value_; }
 
  private:

@@ -20,6 +20,7 @@
 
 namespace shoal {
 
+/// What random_leaf(), find_random() and claim() return when they find no bit.
 inline constexpr std::uint64_t bitmap_npos = ~std::uint64_t{0};
 
 /// A word whose lowest k bits are set (all of them from k = 64 up).
@@ -29,15 +30,19 @@ SHOAL_HD constexpr std::uint64_t low_bits(std::uint64_t k) {
 
 /// Sizes and offsets of the levels of a bitmap of `bits` bits.
 struct bitmap_layout {
+  /// Most levels a bitmap may have.
   static constexpr int max_levels = 6;  // 64^6 = 2^36 bits
+  /// Most bits a bitmap may have (2^36).
   static constexpr std::uint64_t max_bits = std::uint64_t{1} << (6 * max_levels);
-  std::uint64_t bits = 0;
-  int levels = 1;
-  std::uint64_t offset[max_levels] = {};
-  std::uint64_t words[max_levels] = {};
-  std::uint64_t total_words = 0;
+  std::uint64_t bits = 0;                 ///< bits at level 0: the bitmap's size
+  int levels = 1;                         ///< levels, the leaf level included
+  std::uint64_t offset[max_levels] = {};  ///< first word of each level in the array
+  std::uint64_t words[max_levels] = {};   ///< words of each level
+  std::uint64_t total_words = 0;          ///< words of all levels together
 
+  /// The layout of a bitmap of `bits` bits; throws std::length_error above max_bits.
   static bitmap_layout for_bits(std::uint64_t bits);
+  /// Index of the top level (a single word).
   SHOAL_HD int top() const { return levels - 1; }
   /// offset[level], computed from `bits` alone: for a level known only at run time on the device
   /// (parallel_new's descent), where indexing offset[] in a kernel parameter copies the whole
@@ -79,16 +84,22 @@ struct walk_probes {
   std::uint32_t rounds = 0;  ///< pooling rounds until this lane was served (or gave up)
 };
 
+/// Non-owning device view of a hierarchical bitmap: the words of all its levels and their layout.
 class bitmap_ref {
  public:
   bitmap_ref() = default;
+  /// Views `words` (layout.total_words of them) as a bitmap laid out as `layout`.
   SHOAL_HD bitmap_ref(std::uint64_t* words, const bitmap_layout& layout)
       : words_(words), layout_(layout) {}
 
+  /// Number of bits.
   SHOAL_HD std::uint64_t size() const { return layout_.bits; }
+  /// Sizes and offsets of the levels.
   SHOAL_HD const bitmap_layout& layout() const { return layout_; }
+  /// The first word of level `level` (0: the leaves).
   SHOAL_HD std::uint64_t* level_words(int level) const { return words_ + layout_.offset[level]; }
 
+  /// Whether bit i is set (a relaxed load of its leaf word).
   SHOAL_DEVICE bool test(std::uint64_t i) const {
     return (arch::load_relaxed(leaf(i)) >> (i % 64)) & 1u;
   }

@@ -14,6 +14,7 @@
 
 namespace shoal {
 
+/// Owner of a hierarchical bitmap's words in device memory (layout: see bitmap_ref.hpp).
 class hierarchical_bitmap {
  public:
   /// A bitmap of `bits` bits, all clear (or all set).
@@ -22,10 +23,14 @@ class hierarchical_bitmap {
     all_set ? set_all() : clear_all();
   }
 
+  /// Device view of the bitmap, to pass to kernels by value.
   bitmap_ref ref() const { return bitmap_ref(words_.data(), layout_); }
+  /// Number of bits.
   std::uint64_t size() const { return layout_.bits; }
+  /// Sizes and offsets of the levels.
   const bitmap_layout& layout() const { return layout_; }
 
+  /// Clears every bit at every level.
   void clear_all() { detail::fill(ref(), false); }
   /// Sets bits [0, size()) and makes every level consistent.
   void set_all() { detail::fill(ref(), true); }
@@ -41,6 +46,7 @@ class hierarchical_bitmap {
   /// Number of set bits.
   std::uint64_t count() const { return detail::count(ref()); }
 
+  /// A host copy of the leaf words (level 0).
   std::vector<std::uint64_t> leaf_words() const {
     std::vector<std::uint64_t> v(layout_.words[0]);
     arch::copy_to_host(v.data(), words_.data(), v.size() * sizeof(std::uint64_t));

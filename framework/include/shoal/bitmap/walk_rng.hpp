@@ -9,6 +9,7 @@
 
 namespace shoal {
 
+/// splitmix64 generator with one 64-bit state per walker (lane).
 class walk_rng {
  public:
   /// Seeds from what differs between concurrent walkers: lane, processor (SM / cpu
@@ -18,8 +19,10 @@ class walk_rng {
                     (static_cast<std::uint64_t>(arch::processor_id()) << 40) ^
                     (static_cast<std::uint64_t>(arch::lane_id()) << 58));
   }
+  /// A generator started from `seed`.
   SHOAL_HD explicit walk_rng(std::uint64_t seed) : state_(seed) {}
 
+  /// Next 64 random bits.
   SHOAL_HD std::uint64_t next() {
     std::uint64_t z = (state_ += 0x9E3779B97F4A7C15ull);
     z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;

@@ -43,20 +43,27 @@
 
 namespace shoal::checkpoint {
 
+/// The first 8 bytes of every checkpoint file.
 inline constexpr char file_magic[8] = {'S', 'H', 'O', 'A', 'L', 'C', 'K', 'P'};
+/// The first 8 bytes of the trailer, before the whole-file CRC.
 inline constexpr char trailer_magic[8] = {'S', 'H', 'O', 'A', 'L', 'E', 'N', 'D'};
 /// Bumped whenever the layout of the file or of a section changes.
 inline constexpr std::uint32_t format_version = 1;
+/// Size of the file header.
 inline constexpr std::size_t header_bytes = 32;
+/// Size of the file trailer.
 inline constexpr std::size_t trailer_bytes = 16;
+/// The longest section name; a longer one is refused on writing and reported as corrupt on reading.
 inline constexpr std::uint32_t max_name_bytes = 256;
 
+/// What a section holds (stored as its u32 kind); reader::section() checks it.
 enum class section_kind : std::uint32_t {
   heap = 1,      ///< the objects of a runtime's heap (runtime::save_heap)
   blob = 2,      ///< user bytes (RNG counters, step, parameters)
   pointers = 3,  ///< an array of heap pointers kept outside the heap, relocated on load
 };
 
+/// "heap", "blob", "pointers" (or "unknown"), for messages.
 inline const char* kind_name(section_kind k) {
   switch (k) {
     case section_kind::heap: return "heap";
@@ -66,6 +73,8 @@ inline const char* kind_name(section_kind k) {
   return "unknown";
 }
 
+/// Collects named sections in memory, then writes them as one checkpoint file with commit()
+/// (or returns its bytes with bytes()). Sections are written in the order they were added.
 class writer {
  public:
   /// Adds a section; names are unique within a file.
@@ -77,6 +86,7 @@ class writer {
       if (s.name == name) throw checkpoint_error("checkpoint section '" + name + "' added twice");
     sections_.push_back({kind, std::move(name), std::move(payload)});
   }
+  /// Adds a blob section holding a copy of `bytes`.
   void blob(std::string name, std::span<const std::byte> bytes) {
     add(section_kind::blob, std::move(name), std::vector<std::byte>(bytes.begin(), bytes.end()));
   }
@@ -149,6 +159,8 @@ class writer {
   std::vector<section> sections_;
 };
 
+/// A checkpoint file read into memory and checked as a whole (magic, version, sizes, CRCs)
+/// on construction; then answers for its sections by name: section(), blob(), value().
 class reader {
  public:
   /// Reads and checks `path`; throws checkpoint_error naming it if it is not a complete, intact
@@ -171,15 +183,17 @@ class reader {
   reader(std::vector<std::byte> file, std::string name) : name_(std::move(name)), file_(std::move(file)) {
     parse();
   }
-  // Sections point into the file's bytes: a move keeps them valid (a vector's move keeps its
-  // buffer), a copy would not.
+  /// Sections point into the file's bytes: a move keeps them valid (a vector's move keeps its
+  /// buffer), a copy would not.
   reader(reader&&) noexcept = default;
+  /// Takes over the other reader's file and sections, as the move constructor does.
   reader& operator=(reader&&) noexcept = default;
   reader(const reader&) = delete;
   reader& operator=(const reader&) = delete;
 
   /// "checkpoint '<path>'", for messages.
   const std::string& name() const { return name_; }
+  /// Whether the file has a section of that name (of any kind).
   bool has(std::string_view section_name) const { return find(section_name) != nullptr; }
 
   /// The payload of section `section_name`, which must be of kind `kind`.
@@ -191,9 +205,12 @@ class reader {
                              " section, not a " + kind_name(kind) + " section");
     return e->payload;
   }
+  /// The bytes of blob section `section_name`; throws checkpoint_error if missing or of another kind.
   std::span<const std::byte> blob(std::string_view section_name) const {
     return section(section_kind::blob, section_name);
   }
+  /// The value writer::value() saved as `section_name`; throws checkpoint_error if the blob is
+  /// missing or does not hold sizeof(T) bytes.
   template <class T>
   T value(std::string_view section_name) const {
     static_assert(std::is_trivially_copyable_v<T> && !std::is_pointer_v<T>);

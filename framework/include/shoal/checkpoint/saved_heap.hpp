@@ -30,17 +30,24 @@
 
 namespace shoal::checkpoint {
 
+/// The heap section of a checkpoint, parsed and checked on the host without a device, so that
+/// an app can check its objects' saved fields before it loads them: for_each() visits the
+/// objects of a class, read() gives a field's saved value, pointer() / pointers() resolve
+/// saved heap pointers to objects.
 template <class Heap>
 class saved_heap {
  public:
   /// One live object of the section: its block (position among the blocks in use) and slot.
   struct object {
-    std::size_t block;
-    std::uint32_t slot;
-    std::uint32_t type;
+    std::size_t block;  ///< position among the blocks in use (below blocks())
+    std::uint32_t slot;  ///< slot in the block
+    std::uint32_t type;  ///< type id of its class
+    /// Same block, slot and type.
     bool operator==(const object&) const = default;
   };
 
+  /// Parses and checks the heap section of `r` as the loader does (its type signature against
+  /// Heap's, its structure); throws checkpoint_error if it is missing or does not fit.
   explicit saved_heap(const reader& r)
       : name_(r.name()), img_(detail::parse_heap<Heap>(r.section(section_kind::heap, "heap"), r.name())) {}
 

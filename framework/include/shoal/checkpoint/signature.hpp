@@ -27,6 +27,7 @@
 
 namespace shoal::checkpoint {
 
+/// How a field's elements are stored and compared in a signature; heap pointers are relocated.
 enum class field_kind : std::uint32_t {
   heap_pointer = 1,
   signed_integer = 2,
@@ -37,10 +38,11 @@ enum class field_kind : std::uint32_t {
   other = 7,  ///< a struct or array element: copied byte for byte
 };
 
+/// One field of a class as the type signature records it (detail::describe_field).
 struct field_record {
-  field_kind kind;
-  std::uint32_t element_bytes;
-  std::uint32_t element_align;
+  field_kind kind;  ///< what the elements are
+  std::uint32_t element_bytes;  ///< sizeof an element
+  std::uint32_t element_align;  ///< alignof an element
   std::uint32_t count;    ///< N of a `T[N]` field, else 1
   std::uint32_t targets;  ///< heap pointers: the type ids it may point to (bit mask)
 };
@@ -120,14 +122,14 @@ inline std::string_view unqualified(std::string_view name) {
 
 }  // namespace detail
 
-/// True when every field of every class of the heap can be saved and restored (see the file
-/// comment); save and load refuse other heaps at compile time.
 namespace detail {
 template <class Heap, class... T>
 constexpr bool all_savable(type_list<T...>) {
   return (fields_savable<Heap>(shoal::detail::all_fields_t<T>{}) && ...);
 }
 }  // namespace detail
+/// True when every field of every class of the heap can be saved and restored (see the file
+/// comment); save and load refuse other heaps at compile time.
 template <class Heap>
 inline constexpr bool savable = detail::all_savable<Heap>(typename Heap::types{});
 
@@ -143,9 +145,9 @@ constexpr void require_savable() {
 /// `capacity` elements starting at `offset` in the block (element i of slot s at
 /// offset + (i * capacity + s) * 8).
 struct pointer_field {
-  std::uint64_t offset;
-  std::uint32_t count;
-  std::uint32_t targets;
+  std::uint64_t offset;  ///< byte offset of the first array in the block
+  std::uint32_t count;  ///< arrays: N of a `U*[N]` field, else 1
+  std::uint32_t targets;  ///< the type ids it may point to (bit mask)
 };
 
 /// The heap-pointer fields of every class (indexed by type id).

@@ -26,8 +26,10 @@
 
 namespace shoal {
 
+/// A list of types, for compile-time computations (fields of a class, classes of a heap).
 template <class... Ts>
 struct type_list {
+  /// Number of types in the list.
   static constexpr std::size_t size = sizeof...(Ts);
 };
 
@@ -116,6 +118,7 @@ class field {
  public:
   field() = default;
   field(const field&) = delete;
+  /// Assigns the value of `other`'s element, not the proxy (`a.energy = b.energy` copies the energy).
   field& operator=(const field& other) { return *this = other.get(); }
 
   /// Address of this object's element (of element `i` for array fields).
@@ -129,23 +132,28 @@ class field {
     return array + i * capacity + detail::slot_of(p);
   }
 
+  /// This object's element, for `auto e = energy.get();` (proxies cannot be copied).
   SHOAL_HD element& get() const
     requires(shape::count == 1)
   {
     return *address();
   }
+  /// Converts to this object's element, so a field reads like a variable (`int e = energy;`).
   SHOAL_HD operator element&() const
     requires(shape::count == 1)
   {
     return *address();
   }
+  /// Element `i` of this object's array field.
   SHOAL_HD element& operator[](std::size_t i) const
     requires(shape::count > 1)
   {
     return *address(i);
   }
+  /// Number of elements: N for an array field `T[N]`, else 1.
   static constexpr std::size_t size() { return shape::count; }
 
+  /// Assigns `value` to this object's element.
   template <class U>
   SHOAL_HD field& operator=(U&& value)
     requires(shape::count == 1 && std::is_assignable_v<element&, U &&>)
@@ -185,9 +193,13 @@ class field {
   SHOAL_FIELD_COMPOUND(>>=)
 #undef SHOAL_FIELD_COMPOUND
 
+  /// Pre-increments this object's element; returns the element.
   SHOAL_HD element& operator++() requires(shape::count == 1) { return ++*address(); }
+  /// Pre-decrements this object's element; returns the element.
   SHOAL_HD element& operator--() requires(shape::count == 1) { return --*address(); }
+  /// Post-increments this object's element; returns its old value.
   SHOAL_HD element operator++(int) requires(shape::count == 1) { return (*address())++; }
+  /// Post-decrements this object's element; returns its old value.
   SHOAL_HD element operator--(int) requires(shape::count == 1) { return (*address())--; }
 
  private:

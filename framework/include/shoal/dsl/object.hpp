@@ -43,6 +43,8 @@ SHOAL_DEVICE void destroy_as_dynamic_type(Base* p) {
 }
 }  // namespace detail
 
+/// Base of every heap class: `Self` is the class itself, `Base` its heap base class (void if none),
+/// `Model` the shoal::heap that lists them.
 template <class Model, class Self, class Base = void>
 class object : public std::conditional_t<std::is_void_v<Base>, detail::object_root, Base> {
   static_assert(Model::template contains<Self>,
@@ -52,8 +54,11 @@ class object : public std::conditional_t<std::is_void_v<Base>, detail::object_ro
                 "shoal: the base class is not registered in the same shoal::heap<...>");
 
  public:
+  /// The heap (class list) the class belongs to.
   using shoal_model = Model;
+  /// The heap base class (void if none), whose fields come first in the class's blocks.
   using shoal_base = Base;
+  /// The class itself.
   using shoal_class = Self;
 
   object() = default;
@@ -74,6 +79,7 @@ class object : public std::conditional_t<std::is_void_v<Base>, detail::object_ro
     return nullptr;  // objects are created in device code only
 #endif
   }
+  /// Placement new: constructs in a slot already allocated (parallel_new's bulk creation).
   SHOAL_HD static void* operator new(std::size_t, void* where) noexcept { return where; }
   /// Frees a slot whose constructor did not complete (cpu backend, throwing constructor).
   SHOAL_HD static void operator delete(void* p) noexcept {
@@ -83,6 +89,7 @@ class object : public std::conditional_t<std::is_void_v<Base>, detail::object_ro
     (void)p;
 #endif
   }
+  /// Matches the placement new: a constructor that throws there frees nothing.
   SHOAL_HD static void operator delete(void*, void*) noexcept {}
 
   /// `delete p`: runs the destructor of p's real class, then frees its slot.

@@ -52,18 +52,23 @@ template <class T>
 concept abstract_object = requires { typename T::shoal_abstract_class; } &&
                           std::is_same_v<typename T::shoal_abstract_class, T>;
 
+/// The compile-time list of every class of a model (see the file comment); at most 32 classes.
 template <class... Types>
 class heap {
   static_assert(sizeof...(Types) > 0, "shoal::heap needs at least one class");
   static_assert(sizeof...(Types) <= detail::max_types, "shoal::heap holds at most 32 classes");
 
  public:
+  /// The classes, as a type_list.
   using types = type_list<Types...>;
+  /// Number of classes.
   static constexpr std::uint32_t num_types = sizeof...(Types);
 
+  /// Whether T is one of the classes.
   template <class T>
   static constexpr bool contains = detail::index_of<T, Types...>() >= 0;
 
+  /// T's type id: its index in the list (a compile error if T is not in it).
   template <class T>
   static constexpr std::uint32_t type_id = [] {
     static_assert(contains<T>,
@@ -72,7 +77,7 @@ class heap {
     return static_cast<std::uint32_t>(detail::index_of<T, Types...>());
   }();
 
-  /// Calls f.template operator()<T>() for every class of the list.
+  /// Calls `f.template operator()<T>()` for every class T of the list.
   template <class F>
   static constexpr void for_each_type(F&& f) {
     (f.template operator()<Types>(), ...);

@@ -23,6 +23,8 @@
 
 namespace shoal::io {
 
+/// A directory beside `<dir>` whose files move into `<dir>` together at commit(), or are
+/// removed with it by discard() or the destructor (see the file comment). Not copyable.
 class staging_directory {
  public:
   /// Creates `<dir>/.<name>.tmp-<pid>` (`dir` must exist). Throws output_error naming `what`.

@@ -208,6 +208,7 @@ class temporary_file {
   temporary_file& operator=(const temporary_file&) = delete;
   ~temporary_file() { discard(); }
 
+  /// The open descriptor, for writing with other calls than write(); -1 once committed or discarded.
   int fd() const { return fd_; }
   /// The temporary file's name (for messages and tests).
   const std::string& path() const { return path_; }

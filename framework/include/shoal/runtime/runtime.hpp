@@ -32,22 +32,26 @@
 
 namespace shoal {
 
+/// One class's share of the heap, as runtime::stats() reports it.
 struct type_stats {
-  std::string name;
+  std::string name;  ///< the class's name (or "type t")
   std::uint32_t capacity = 0;  ///< slots per block (0: abstract)
-  std::uint64_t blocks = 0;
-  std::uint64_t live = 0;
-  std::uint64_t failed_allocations = 0;
+  std::uint64_t blocks = 0;  ///< blocks in use by the class
+  std::uint64_t live = 0;  ///< live objects
+  std::uint64_t failed_allocations = 0;  ///< since clear() or the last error thrown
 };
 
+/// A snapshot of the heap's occupancy from runtime::stats(): its geometry, free blocks and
+/// per-class counts.
 struct heap_stats {
-  std::uint64_t heap_bytes = 0;
-  std::uint64_t block_bytes = 0;
-  std::uint64_t blocks = 0;
-  std::uint64_t free_blocks = 0;
-  std::vector<type_stats> types;
+  std::uint64_t heap_bytes = 0;  ///< the size asked of the constructor
+  std::uint64_t block_bytes = 0;  ///< bytes of one block's data
+  std::uint64_t blocks = 0;  ///< blocks in the heap
+  std::uint64_t free_blocks = 0;  ///< blocks owned by no class
+  std::vector<type_stats> types;  ///< one per class, by type id
   /// Blocks in use by fill level: bin i holds fill in [i/10, (i+1)/10), bin 10 full blocks.
   std::array<std::uint64_t, 11> fill_histogram{};
+  /// Live objects of every class.
   std::uint64_t live() const {
     std::uint64_t n = 0;
     for (const auto& t : types) n += t.live;
@@ -55,6 +59,12 @@ struct heap_stats {
   }
 };
 
+/// The host side of a Shoal model: owns the device heap of the classes of `Heap` (a
+/// shoal::heap<...>) and runs work on it. launch() runs a lambda per index, parallel_do() a method on
+/// every live object, parallel_new() and upload() create objects in bulk, download() reads
+/// them back. stats() and verify() report occupancy and consistency; save() / load() and
+/// save_heap() / load_heap() / save_pointers() write and read checkpoints. Errors the device
+/// records surface as exceptions at synchronize(). Movable, not copyable.
 template <class Heap>
 class runtime {
  public:
@@ -127,7 +137,9 @@ class runtime {
     return bytes_for_blocks(std::max<std::uint64_t>(blocks, 1));
   }
 
+  /// Takes over the other runtime's heap and device memory.
   runtime(runtime&&) noexcept = default;
+  /// Frees this heap and takes over the other's.
   runtime& operator=(runtime&&) noexcept = default;
   runtime(const runtime&) = delete;
   runtime& operator=(const runtime&) = delete;
@@ -158,11 +170,16 @@ class runtime {
 
   /// The device view (trivially copyable) for kernels and advanced use.
   const detail::heap_view& view() const { return view_; }
+  /// The same view, in device memory (what launches make the current heap).
   const detail::heap_view* device_view() const { return device_view_; }
 
+  /// The size given to the constructor (the heap uses at most this much).
   std::uint64_t heap_bytes() const { return heap_bytes_; }
+  /// Blocks in the heap.
   std::uint64_t blocks() const { return view_.blocks; }
+  /// Bytes of one block's data, the same for every class.
   std::uint64_t block_bytes() const { return view_.block_bytes; }
+  /// Objects of T per block (its slots).
   template <class T>
   std::uint32_t capacity() const {
     return geometry_.capacity[Heap::template type_id<T>];
@@ -322,6 +339,7 @@ class runtime {
     report_errors(e);
   }
 
+  /// The name of the class with type id `t`, or "type t" if none has it.
   static std::string type_name(std::uint32_t t) {
     std::string name = "type " + std::to_string(t);
     Heap::for_each_type([&]<class T>() {
@@ -360,6 +378,8 @@ class runtime {
 
  public:
 
+  /// Blocks and live objects per class, counted from the block headers, and the failed
+  /// allocations on record (reported here, not thrown or cleared). For a quiescent heap.
   heap_stats stats() const {
     const auto headers = download_headers();
     detail::heap_errors e;

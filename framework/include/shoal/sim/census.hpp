@@ -22,9 +22,13 @@
 
 namespace shoal::sim {
 
+/// Counts the live objects of every class of a runtime's heap on the device, for CSV rows and
+/// the viewer: count() waits and returns the counts by type id, count_into() adds them to
+/// device words without waiting, of<T>() sums a class and its subclasses.
 template <class Heap>
 class census {
  public:
+  /// Counts in `rt`'s heap; `rt` must outlive the census.
   explicit census(runtime<Heap>& rt) : rt_(&rt), counts_(Heap::num_types) {}
 
   /// Live objects of every class of the heap, indexed by type id (abstract classes: 0). Runs

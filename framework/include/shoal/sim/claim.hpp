@@ -20,7 +20,9 @@
 
 namespace shoal::sim {
 
+/// A cell's claim: the lowest key requested so far (a word that device atomics support).
 using claim_word = unsigned long long;
+/// A word nobody has claimed: above every key. Claim arrays start filled with it.
 inline constexpr claim_word no_claim = ~claim_word{0};
 
 /// Priority in the high 32 bits, requester id (< 2^32 - 1) in the low ones.

@@ -65,19 +65,20 @@ struct app_features {
 
 /// The options every app has. Defaults for steps and heap size are the app's.
 struct run_options {
-  std::uint64_t steps = 100;
-  std::uint64_t seed = 1;
-  std::uint64_t heap_mb = 256;
+  std::uint64_t steps = 100;      ///< steps of the whole run, those before a --resume included
+  std::uint64_t seed = 1;         ///< random seed: same seed and flags, same run
+  std::uint64_t heap_mb = 256;    ///< object heap size in MiB of device memory
   std::string csv;                ///< time series file ("": none)
-  std::uint64_t csv_every = 1;
+  std::uint64_t csv_every = 1;    ///< CSV row every N steps (and steps 0 and last)
   std::string frames;             ///< PNG frames directory ("": none)
   std::uint64_t frame_every = 1;  ///< frame (and chart sample) every N steps
+  /// --frame-size width (0: the app's default)
   std::uint32_t frame_width = 0, frame_height = 0;  ///< --frame-size (0: the app's default)
   std::string overlay = "full";   ///< full | stable (no steps/s: reproducible frames) | none
-  bool window = false;
+  bool window = false;            ///< show the run in an SDL2 window
   std::uint64_t screenshot_at = 0;  ///< --window: save the window's picture after this step (0: never)
-  bool quiet = false;
-  bool timing = false;
+  bool quiet = false;             ///< no header and no progress bar: only the summary line
+  bool timing = false;            ///< print the time spent in each phase at the end
   std::string checkpoint;          ///< checkpoint file written after the last step ("": none)
   std::uint64_t checkpoint_every = 0;  ///< and every N steps (0: only after the last)
   std::string resume;              ///< checkpoint to continue from ("": a fresh run)
@@ -142,7 +143,7 @@ CLI::Validator decimal(double lo, double hi) {
 }
 
 /// Smallest and largest --frame-size side.
-inline constexpr std::uint32_t min_frame_side = 16, max_frame_side = 16384;
+inline constexpr std::uint32_t min_frame_side = 16, max_frame_side = 16384;  ///< largest --frame-size side
 
 /// CLI11 check: "WxH" with both sides in min_frame_side..max_frame_side.
 inline CLI::Validator frame_size() {
@@ -161,6 +162,8 @@ inline CLI::Validator frame_size() {
 /// The shared command line of one app. Add the app's own options to app() before parse().
 class app_cli {
  public:
+  /// `name` heads every message; `description` opens --help; `defaults` are the app's values
+  /// of the shared options, and its features say which of the optional flags it offers.
   app_cli(std::string name, std::string description, run_options defaults = {})
       : name_(std::move(name)), app_(std::move(description), name_), options_(std::move(defaults)) {
     app_.option_defaults()->always_capture_default();
@@ -213,7 +216,9 @@ class app_cli {
 
   /// The CLI11 app, to add the app's own options (they show their defaults in --help).
   CLI::App& app() { return app_; }
+  /// The app's name, as given to the constructor.
   const std::string& name() const { return name_; }
+  /// The shared options: the defaults, then as parse() set them.
   const run_options& options() const { return options_; }
 
   /// Parses the command line. Returns -1 when the app should run, otherwise the exit status the
@@ -241,6 +246,7 @@ class app_cli {
     if (const int rc = check_viewer(); rc >= 0) return rc;
     return -1;
   }
+  /// As above, for main()'s own argv.
   int parse(int argc, char** argv) { return parse(argc, const_cast<const char* const*>(argv)); }
 
   /// The checkpoint given to --resume, opened and checked by parse(); nullptr for a fresh run.

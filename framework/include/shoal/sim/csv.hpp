@@ -30,6 +30,7 @@
 
 namespace shoal::sim {
 
+/// The CSV file cannot be written, or a row has the wrong number of values.
 class csv_error : public std::runtime_error {
  public:
   using std::runtime_error::runtime_error;
@@ -37,19 +38,21 @@ class csv_error : public std::runtime_error {
 
 /// A decimal value written with `digits` digits after the point ("%.*f").
 struct fixed {
-  double value;
-  int digits = 6;
+  double value;  ///< the number; nan and infinities are written "nan", "inf", "-inf"
+  int digits = 6;  ///< digits after the point
 };
 
 /// One cell of a row: a signed or unsigned integer, or a fixed decimal.
 class csv_value {
  public:
+  /// An integer in decimal.
   template <class I>
     requires std::is_integral_v<I>
   csv_value(I v) {  // NOLINT: implicit, so rows read {fish, sharks}
     if constexpr (std::is_signed_v<I>) text_ = std::to_string(static_cast<long long>(v));
     else text_ = std::to_string(static_cast<unsigned long long>(v));
   }
+  /// A decimal with f.digits digits after the point; one that rounds to zero has no minus sign.
   csv_value(fixed f) {  // NOLINT
     if (!std::isfinite(f.value)) {
       text_ = std::isnan(f.value) ? "nan" : (f.value > 0 ? "inf" : "-inf");
@@ -60,12 +63,16 @@ class csv_value {
     text_ = buffer;
     if (text_.find_first_not_of("-0.") == std::string::npos) text_ = text_.substr(text_[0] == '-');  // no "-0.00"
   }
+  /// The cell as written in the file.
   const std::string& text() const { return text_; }
 
  private:
   std::string text_;
 };
 
+/// Writes a CSV time series atomically: the constructor opens a temporary file beside the
+/// path and writes the header, row() adds a row (due() says which steps to sample), close()
+/// renames the file into place. A path of "-" writes to standard output instead.
 class csv_writer {
  public:
   /// The path that means standard output: the rows go there as they are written (no temporary
@@ -99,6 +106,7 @@ class csv_writer {
   void row(std::uint64_t step, std::initializer_list<csv_value> values) {
     row(step, std::vector<csv_value>(values));
   }
+  /// As above, for values gathered at run time.
   void row(std::uint64_t step, const std::vector<csv_value>& values) {
     if (values.size() != columns_)
       throw csv_error("CSV row of " + std::to_string(values.size()) + " values for " +

@@ -26,8 +26,10 @@ namespace shoal::sim {
 namespace paths_detail {
 namespace fs = std::filesystem;
 
+/// `p` in single quotes, as messages show paths.
 inline std::string in_quotes(const fs::path& p) { return "'" + p.string() + "'"; }
 
+/// What a path that is not a regular file is, for messages: "a directory", "a FIFO", ...
 inline const char* kind_of(fs::file_type t) {
   switch (t) {
     case fs::file_type::directory: return "a directory";

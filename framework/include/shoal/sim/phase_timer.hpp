@@ -26,15 +26,20 @@
 
 namespace shoal::sim {
 
+/// Accumulates the time of named phases of a run for `--timing`: phase() times a scope,
+/// milliseconds() and calls() read one phase, table() formats them all. Costs nothing when
+/// disabled.
 class phase_timer {
   struct phase_record;
 
  public:
+  /// A timer that measures only when `enabled` (run_options::timing).
   explicit phase_timer(bool enabled) : enabled_(enabled) {}
   phase_timer(const phase_timer&) = delete;
   phase_timer& operator=(const phase_timer&) = delete;
   ~phase_timer() = default;
 
+  /// Whether it measures.
   bool enabled() const { return enabled_; }
 
   /// Times the enclosed work until the scope ends.
@@ -64,6 +69,7 @@ class phase_timer {
     r->drain();
     return r->total_ms;
   }
+  /// Scopes of phase `name` that have ended (0 for a phase never timed).
   std::uint64_t calls(std::string_view name) const {
     for (const auto& r : phases_)
       if (r->name == name) return r->calls;
@@ -105,8 +111,10 @@ class phase_timer {
     double total_ms = 0;
 #if defined(SHOAL_BACKEND_CUDA)
     static constexpr std::size_t ring = 64;
+    /// The events recorded around one call of the phase.
     struct pair {
-      cudaEvent_t start = nullptr, stop = nullptr;
+      /// Recorded before the phase's work.
+      cudaEvent_t start = nullptr, stop = nullptr;  ///< recorded after it
     };
     std::vector<pair> events;   // ring of event pairs, created on first use
     std::size_t next = 0;       // next pair to record

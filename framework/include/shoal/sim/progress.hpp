@@ -20,10 +20,16 @@
 
 namespace shoal::sim {
 
+/// The progress bar of a run (see the file comment): update() after each step redraws it at
+/// most 10 times a second, finish() or the destructor erases it, line() is its text. Draws
+/// nothing unless wanted and `out` is a terminal.
 class progress {
  public:
+  /// The clock of the rate and the redraw interval.
   using clock = std::chrono::steady_clock;
 
+  /// A bar of `total_steps` steps on `out`, drawn only when `wanted` (not --quiet) and `out` is
+  /// a terminal. Its clock starts now.
   progress(std::uint64_t total_steps, bool wanted, std::FILE* out = stderr)
       : total_(total_steps), out_(out), enabled_(wanted && ::isatty(::fileno(out)) == 1),
         start_(clock::now()), last_draw_(start_) {}
@@ -31,8 +37,10 @@ class progress {
   progress& operator=(const progress&) = delete;
   ~progress() { finish(); }
 
+  /// Whether the bar is drawn at all.
   bool enabled() const { return enabled_; }
 
+  /// `step` steps are done: redraws the bar if 100 ms have passed since the last redraw.
   void update(std::uint64_t step) {
     if (!enabled_) return;
     const auto now = clock::now();

@@ -45,12 +45,13 @@ inline std::string header_line(std::string_view app, const run_options& run, con
   return std::string(app) + ":" + detail::join(f);
 }
 
+/// What summary_line() prints at the end of a run.
 struct summary {
-  std::uint64_t steps = 0;
-  double seconds = 0;
+  std::uint64_t steps = 0;  ///< steps run by this invocation (not those before a --resume)
+  double seconds = 0;  ///< wall time of those steps; steps_per_s is steps / seconds
   /// Final populations or other results, by name, in output order.
   std::vector<std::pair<std::string, std::uint64_t>> populations;
-  std::uint64_t checksum = 0;
+  std::uint64_t checksum = 0;  ///< the app's digest of its final state: same seed and flags, same checksum
 };
 
 /// "<app>: steps=.. seconds=.. steps_per_s=.. <populations...> checksum=..".

@@ -24,6 +24,7 @@ namespace shoal::sim {
 /// host, where the parameter is read.
 class probability {
  public:
+  /// The threshold of certainty, 2^32: above every 32-bit draw.
   static constexpr std::uint64_t one = std::uint64_t{1} << 32;
 
   constexpr probability() = default;
@@ -36,6 +37,7 @@ class probability {
     p.threshold_ = num >= den ? one : (num << 32) / den;
     return p;
   }
+  /// Out of 2^32: chance() is true when a 32-bit draw is below it.
   SHOAL_HD constexpr std::uint64_t threshold() const { return threshold_; }
 
  private:
@@ -47,8 +49,10 @@ class probability {
 /// words; `stream` must be below 2^16.
 class random {
  public:
+  /// `stream` must be below this (it takes the high 16 bits of a counter word).
   static constexpr std::uint32_t max_streams = 1u << 16;
 
+  /// The stream of (seed, id, step, stream); the same four values give the same words.
   SHOAL_HD random(std::uint64_t seed, std::uint64_t id, std::uint32_t step, std::uint32_t stream)
       : counter_{{static_cast<std::uint32_t>(id), static_cast<std::uint32_t>(id >> 32), step,
                   stream << 16}},

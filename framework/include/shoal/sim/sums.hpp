@@ -21,11 +21,14 @@
 
 namespace shoal::sim {
 
+/// A few integer sums in device memory that device code adds to and the host reads, for CSV
+/// columns: device() is what methods and launches take, zero() resets, read() waits and
+/// returns the sums.
 class sums {
  public:
   /// The device side: trivially copyable, pass it to methods and launches.
   struct ref {
-    unsigned long long* words;
+    unsigned long long* words;  ///< the sums, in device memory (signed values in two's complement)
     /// Adds v (may be negative: two's complement wraps to the right signed sum) to sum k.
     /// On the GPU the lanes of a warp adding to the same sum add up first and one of them adds
     /// the total: a census of a million objects into a few sums is otherwise a million atomics
@@ -41,9 +44,12 @@ class sums {
     }
   };
 
+  /// `n` sums, all 0.
   explicit sums(std::size_t n) : words_(n) { words_.zero(); }
 
+  /// The handle device code adds through.
   ref device() const { return ref{words_.data()}; }
+  /// How many sums.
   std::size_t size() const { return words_.size(); }
 
   /// Sets every sum to 0 (ordered with the device work around it).

@@ -20,18 +20,31 @@ namespace shoal::viz {
 
 /// A rectangle of the canvas, in pixels.
 struct rect {
+  /// @var x
+  /// Left column.
+  /// @var y
+  /// Top row (row 0 is the top of the image).
+  /// @var width
+  /// Columns.
+  /// @var height
+  /// Rows.
   std::uint32_t x = 0, y = 0, width = 0, height = 0;
+  /// Pixels in the rectangle.
   SHOAL_HD std::uint64_t area() const { return std::uint64_t{width} * height; }
 };
 
 /// The canvas as device code sees it (trivially copyable). Row y starts at pixels + y * width;
 /// row 0 is the top of the image.
 struct canvas_view {
-  pixel* pixels;
-  std::uint32_t width, height;
+  pixel* pixels;  ///< width * height pixels in device memory, row by row
+  /// Columns.
+  std::uint32_t width, height;  ///< rows
 
+  /// The whole canvas as a rectangle.
   SHOAL_HD rect whole() const { return {0, 0, width, height}; }
+  /// Sets pixel (x, y); unchecked, so (x, y) must lie on the canvas.
   SHOAL_HD void set(std::uint32_t x, std::uint32_t y, pixel p) const { pixels[std::size_t{y} * width + x] = p; }
+  /// Pixel (x, y); unchecked, as set().
   SHOAL_HD pixel get(std::uint32_t x, std::uint32_t y) const { return pixels[std::size_t{y} * width + x]; }
 };
 
@@ -41,11 +54,17 @@ inline constexpr std::uint32_t max_side = 16384;
 /// Owner of a canvas's device memory.
 class canvas {
  public:
+  /// A canvas of width x height pixels, not cleared; throws std::invalid_argument for a side
+  /// outside 1..max_side.
   canvas(std::uint32_t width, std::uint32_t height) : pixels_(checked_area(width, height)), width_(width), height_(height) {}
 
+  /// What device code draws through.
   canvas_view view() const { return {pixels_.data(), width_, height_}; }
+  /// Columns.
   std::uint32_t width() const { return width_; }
+  /// Rows.
   std::uint32_t height() const { return height_; }
+  /// Size of the pixels in bytes (4 per pixel).
   std::size_t bytes() const { return pixels_.bytes(); }
 
  private:

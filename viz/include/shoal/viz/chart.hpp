@@ -24,7 +24,8 @@ struct chart_view {
   const unsigned long long* history;  ///< sample k, series s at history[k * series + s]
   const unsigned long long* peak;     ///< largest value recorded (the top of the panel)
   const pixel* colours;               ///< one per series
-  std::uint32_t series, samples;
+  /// Time series drawn (values per sample).
+  std::uint32_t series, samples;  ///< samples recorded so far
   std::uint32_t span;  ///< samples the panel's width stands for (>= samples): the run's length
 };
 
@@ -138,11 +139,13 @@ class chart {
     ++samples_;
   }
 
+  /// What draw_chart() takes: the history as it stands.
   chart_view view() const {
     const std::uint64_t span = std::max<std::uint64_t>((expected_ + stride_ - 1) / stride_, samples_);
     return {history_.data(), peak_.data(), colours_.data(), series_, samples_,
             static_cast<std::uint32_t>(std::min<std::uint64_t>(std::max<std::uint64_t>(span, 1), width_))};
   }
+  /// Samples held now (at most the width: older ones are thinned as the run goes on).
   std::uint32_t samples() const { return samples_; }
 
  private:

@@ -11,9 +11,12 @@
 
 namespace shoal::viz::font {
 
-inline constexpr int glyph_width = 5, glyph_height = 7;
-inline constexpr int cell_width = 6, cell_height = 8;
+/// Pixels across a glyph.
+inline constexpr int glyph_width = 5, glyph_height = 7;  ///< pixels down a glyph
+/// Pixels across a character cell: the glyph and a column of spacing.
+inline constexpr int cell_width = 6, cell_height = 8;  ///< pixels down a cell: the glyph and a spacing row
 
+/// A glyph's rows, top first; the leftmost pixel is bit 4.
 using glyph = std::array<std::uint8_t, glyph_height>;
 
 namespace detail {

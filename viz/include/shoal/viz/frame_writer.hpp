@@ -21,12 +21,17 @@
 
 namespace shoal::viz {
 
+/// The PNG writer of a run's frames (see the file comment): acquire() a staging slot, capture
+/// into it, submit() it with its step; finish() waits for every file. Frames are written in
+/// parallel by `threads` workers, so they may complete out of order.
 class frame_writer {
  public:
   /// Decorates a captured frame before it is written (the overlay): pixels, values, step, and
   /// the steps per second at submit().
   using decorate_fn = std::function<void(image_view, const unsigned long long*, std::uint64_t, double)>;
 
+  /// Writes frames of width x height pixels, each with `values` device words, as files
+  /// `<prefix>_NNNNNN.png` in `dir` (frame_path()); `threads` workers (at least one) start now.
   frame_writer(std::string dir, std::string prefix, std::uint32_t width, std::uint32_t height, std::size_t values,
                decorate_fn decorate, unsigned threads);
   frame_writer(const frame_writer&) = delete;

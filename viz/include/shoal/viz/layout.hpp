@@ -7,8 +7,10 @@
 
 namespace shoal::viz {
 
+/// A frame size in pixels.
 struct extent {
-  std::uint32_t width, height;
+  /// Pixels across.
+  std::uint32_t width, height;  ///< pixels down
 };
 
 /// A grid of w x h cells drawn one pixel per cell, enlarged by a whole factor while its larger

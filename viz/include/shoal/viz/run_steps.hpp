@@ -27,11 +27,15 @@
 
 namespace shoal::viz {
 
+/// What run_steps() reports for the summary line.
 struct steps_run {
   std::uint64_t last;  ///< the last step run: --steps, or the one after which the window was closed
   double seconds;      ///< the loop's wall time, the device's work included
 };
 
+/// Runs steps `first`..o.steps as the file comment says. `step(s)` runs step s, `csv_row(s)`
+/// writes its CSV row, `save(writer&)` adds the model to a checkpoint; `count` and `paint` go
+/// to viewer::after_step() when `view` holds a viewer. Returns the last step run and the time.
 template <class Runtime, class Count, class Paint, class Step, class Row, class Save>
 steps_run run_steps(const sim::run_options& o, const std::string& app, std::uint64_t first, Runtime& rt,
                     sim::phase_timer& timer, std::optional<viewer>& view, Count& count, Paint& paint, Step&& step,

@@ -19,8 +19,13 @@
 
 namespace shoal::viz {
 
+/// One slot of host memory for a captured frame: the canvas's pixels and the frame's values
+/// (pinned on cuda). capture() enqueues the copy, wait() waits for it, before_next_drawing()
+/// keeps later drawing from overwriting the canvas before it is copied.
 class staging {
  public:
+  /// Room for a width x height frame and `values` words; throws backend_error if the pinned
+  /// memory cannot be allocated.
   staging(std::uint32_t width, std::uint32_t height, std::size_t values)
       : width_(width), height_(height), values_count_(values) {
     pixels_ = static_cast<pixel*>(host_allocate(pixel_bytes()));
@@ -73,8 +78,11 @@ class staging {
 #endif
   }
 
+  /// The captured pixels (after wait()).
   image_view pixels() { return {pixels_, width_, height_}; }
+  /// The captured values (after wait()).
   const unsigned long long* values() const { return values_; }
+  /// How many values a capture copies.
   std::size_t value_count() const { return values_count_; }
 
  private:

@@ -42,6 +42,7 @@ namespace shoal::viz {
 /// What an app shows.
 struct scene_spec {
   std::string app;                    ///< window title and screenshot names
+  /// The frame's width in pixels.
   std::uint32_t width = 0, height = 0;  ///< the frame
   std::vector<std::string> labels;    ///< one per value word the app counts ("": not shown)
   std::uint32_t chart_height = 0;     ///< a line chart panel at the bottom (0: none)
@@ -65,6 +66,9 @@ inline std::vector<std::string> overlay_lines(const std::string& mode, const std
   return lines;
 }
 
+/// Shows a running simulation (see the file comment): after_step() counts the app's values,
+/// has it paint the canvas, and writes a frame and/or presents the window when one is due;
+/// finish() waits for the frame files and moves them into --frames.
 class viewer {
  public:
   /// True when the options ask for a viewer at all.
@@ -115,6 +119,7 @@ class viewer {
 
   /// The part of the canvas the app paints (above the chart).
   rect scene() const { return scene_; }
+  /// The whole canvas (scene and chart panel), for device code.
   canvas_view canvas() const { return canvas_.view(); }
 
   /// Call after each step (and once before the first, for the starting state). Returns false
@@ -163,6 +168,7 @@ class viewer {
       throw write_error(e.what());
     }
   }
+  /// Frame files written so far (0 without --frames).
   std::uint64_t frames_written() const { return writer_ ? writer_->written() : 0; }
 
  private:

@@ -27,6 +27,8 @@ struct window_input {
   bool redraw = false;        ///< exposed or resized: present the last frame again
 };
 
+/// An SDL2 window that shows frames: present() a frame, poll() or wait() for the user's keys,
+/// redraw() after an expose. Builds without SDL2 throw window_error on opening.
 class window {
  public:
   /// Opens a resizable window of the frame's size (at most the display's). Throws window_error.
@@ -49,6 +51,7 @@ class window {
   void redraw();
   /// The display's refresh rate in Hz (60 when it does not say).
   double refresh_rate() const;
+  /// Replaces the text of the title bar.
   void set_title(const std::string& title);
 
  private:
