@@ -193,6 +193,9 @@ TEST(SimCli, OutputPathsThatCannotWorkAreRefusedBeforeTheRun) {
       {{"--frames", (dir / "new_frames/").string(), "--checkpoint", (dir / "new_frames").string()},
        "is in the --frames directory"},
       {{"--checkpoint", "-"}, "'-' (standard output) is for --csv only"},
+      {{"--checkpoint", (dir / std::string(250, 'c')).string()}, "bytes; this file system takes"},
+      {{"--csv", (dir / std::string(300, 'c')).string()}, "bytes; this file system takes"},
+      {{"--frames", (dir / std::string(300, 'f')).string()}, "bytes; this file system takes"},
   };
   for (const auto& c : cases) {
     const auto r = parse(c.args);

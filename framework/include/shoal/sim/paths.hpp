@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <climits>
 #include <cstring>
 #include <filesystem>
 #include <string>
@@ -49,6 +50,32 @@ inline bool read_only(const fs::file_status& s) {
 }
 }  // namespace paths_detail
 
+/// "" when the last name of `path`, `extra` bytes longer (the suffix of the temporary file or
+/// directory written beside it), fits the file system's limit on names, and the whole path fits
+/// the system's limit on paths; else why not. Checked before the run: otherwise the first
+/// checkpoint of a run with a name too long fails after the steps that came before it.
+inline std::string check_name_length(const std::string& path, std::size_t extra) {
+  namespace fs = std::filesystem;
+  const fs::path p(path);
+  const std::string name = p.filename().string();
+  const std::string dir = p.has_parent_path() ? p.parent_path().string() : std::string(".");
+  errno = 0;
+  long most = ::pathconf(dir.c_str(), _PC_NAME_MAX);
+  if (most <= 0) most = NAME_MAX;
+  const std::string shown = path.size() > 60 ? "'" + path.substr(0, 40) + "...' (" + std::to_string(path.size()) + " bytes)"
+                                             : "'" + path + "'";
+  if (name.size() + extra > static_cast<std::size_t>(most))
+    return shown + " has a name of " + std::to_string(name.size()) + " bytes; this file system takes " +
+           std::to_string(most) + (extra > 0 ? " (less " + std::to_string(extra) + " for the temporary name beside it)" : "");
+  if (path.size() + extra >= PATH_MAX)
+    return shown + " is longer than the " + std::to_string(PATH_MAX) + " bytes a path may have";
+  return "";
+}
+
+/// Bytes that the temporary file or directory beside an output adds to its name: ".tmp-<pid>"
+/// (io/temporary_files.hpp), or "." in front and ".tmp-<pid>" behind for a staging directory.
+inline constexpr std::size_t temporary_suffix_bytes = 1 + 5 + 10;
+
 /// "" when a file can be created in `dir` (an existing directory), else why not. Permission bits
 /// do not tell (root, read-only mounts, /proc): a probe file is created and removed.
 inline std::string writable_directory(const std::string& dir) {
@@ -75,6 +102,9 @@ inline std::string writable_directory(const std::string& dir) {
 inline std::string prepare_directory(const std::string& dir) {
   namespace fs = std::filesystem;
   std::error_code ec;
+  std::string trimmed = dir;  // "frames/" names the directory "frames"
+  while (trimmed.size() > 1 && trimmed.back() == '/') trimmed.pop_back();
+  if (const std::string why = check_name_length(trimmed, temporary_suffix_bytes); !why.empty()) return why;
   if (!fs::exists(fs::status(dir, ec))) {
     fs::create_directories(dir, ec);
     // Say what is in the way: a parent that cannot be written is the common case.
@@ -93,6 +123,7 @@ inline std::string check_output_file(const std::string& path) {
   namespace fs = std::filesystem;
   using paths_detail::in_quotes;
   if (path.empty()) return "needs a file name";
+  if (const std::string why = check_name_length(path, temporary_suffix_bytes); !why.empty()) return why;
   std::error_code ec;
   const fs::file_status link = fs::symlink_status(path, ec);
   const fs::file_status s = fs::status(path, ec);  // follows links
