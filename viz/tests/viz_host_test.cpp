@@ -108,6 +108,9 @@ TEST(VizFrameWriter, WritesEveryFrameDecoratedWhileTheCallerGoesOn) {
     value.write(0, step + 1);
     viz::staging& slot = w.acquire();
     slot.capture(canvas.data(), value.data());
+    // As the viewer does: the next upload into the canvas and the values waits for this copy
+    // (it runs on the slot's own stream; without this the next step's pixels could land in it).
+    slot.before_next_drawing();
     w.submit(slot, step * 5, 1.0);
   }
   w.finish();
