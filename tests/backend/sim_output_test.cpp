@@ -125,6 +125,25 @@ TEST(SimPhaseTimer, CountsCallsPerPhaseAndTabulatesThem) {
   EXPECT_NE(t.find("timing: all"), std::string::npos) << t;
 }
 
+TEST(SimPhaseTimer, APhaseStartedInsideAnotherIsItsIndentedPartAndCountsOnce) {
+  sim::phase_timer timer(true);
+  for (int k = 0; k < 2; ++k) {
+    auto outer = timer.phase("step");
+    { auto inner = timer.phase("part"); }
+  }
+  { auto p = timer.phase("after"); }
+  EXPECT_EQ(timer.calls("part"), 2u);
+  const std::string t = timer.table();
+  EXPECT_NE(t.find("timing: step"), std::string::npos) << t;
+  EXPECT_NE(t.find("timing:   part"), std::string::npos) << "indented below its phase\n" << t;
+  EXPECT_LT(t.find("part"), t.find("after")) << "right after the phase it is part of\n" << t;
+  // "all" adds the outermost phases only.
+  const double all = timer.milliseconds("step") + timer.milliseconds("after");
+  const std::size_t at = t.find("timing: all");
+  ASSERT_NE(at, std::string::npos) << t;
+  EXPECT_NEAR(std::stod(t.substr(t.find_first_of("0123456789", at + 11))), all, 0.002) << t;
+}
+
 TEST(SimPhaseTimer, DisabledTimerRecordsNothing) {
   sim::phase_timer timer(false);
   { auto p = timer.phase("x"); }

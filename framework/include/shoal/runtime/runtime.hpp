@@ -28,7 +28,9 @@
 #include "shoal/runtime/device_list.hpp"
 #include "shoal/runtime/do_all.hpp"
 #include "shoal/runtime/errors.hpp"
+#include "shoal/runtime/method_name.hpp"
 #include "shoal/runtime/parallel_new.hpp"
+#include "shoal/sim/phase_timer.hpp"
 
 namespace shoal {
 
@@ -185,6 +187,12 @@ class runtime {
     return geometry_.capacity[Heap::template type_id<T>];
   }
 
+  /// Times every launch, do-all and parallel_new of this runtime in `timer` (`--timing`) under
+  /// its name: a do-all as its method ("Fish::move"), parallel_new as "parallel_new<Fish>", a
+  /// launch as "launch". Inside a phase the model times itself they show as its parts.
+  /// viz::run_steps sets it for the apps; nullptr (or a disabled timer) stops it.
+  void time_with(sim::phase_timer* timer) { timer_ = timer != nullptr && timer->enabled() ? timer : nullptr; }
+
   /// Runs f(i) for i in [0, n) on the device; f may create and destroy objects. Waits for the
   /// launch and throws out_of_memory / invalid_destroy if the device recorded one.
   template <class F>
@@ -195,6 +203,7 @@ class runtime {
   /// As launch(), without waiting; errors surface at the next synchronize().
   template <class F>
   void launch_async(std::size_t n, F f) {
+    const auto timed = timed_phase("launch");
     arch::for_each_index(n, f, device_view_);
   }
 
@@ -209,6 +218,7 @@ class runtime {
   /// As launch(device_count, f), without waiting.
   template <class F>
   void launch_async(device_count n, F f) {
+    const auto timed = timed_phase("launch");
     arch::for_each_counted(n.value, 1, n.max, f, device_view_);
   }
   /// Runs f(item) for every item of `list` (pushed by earlier work on the stream), without
@@ -242,6 +252,8 @@ class runtime {
     static_assert(!detail::member_function<decltype(Method)>::is_const,
                   "parallel_do of a const member function: nvcc cannot compile it; declare the method "
                   "without const (fields are proxies, so a non-const method reads them the same way)");
+    static const std::string name = detail::method_name<Method>();
+    const auto timed = timed_phase(name);
     Heap::for_each_type([&]<class U>() {
       if constexpr (!abstract_object<U> && (std::is_same_v<T, U> || std::is_base_of_v<T, U>)) {
         constexpr std::uint32_t t = Heap::template type_id<U>;
@@ -272,6 +284,8 @@ class runtime {
     static_assert(!abstract_object<T>, "all_pairs over an abstract class: name a concrete class");
     constexpr std::uint32_t t = Heap::template type_id<T>;
     constexpr std::uint32_t capacity = detail::geometry_of<Heap>.capacity[t];
+    static const std::string name = "all_pairs<" + type_name(t) + ">";
+    const auto timed = timed_phase(name);
     detail::all_pairs<T, capacity>(view_, device_view_, t, do_all_list_.data(), all_pairs_scratch_, op);
   }
 
@@ -283,6 +297,8 @@ class runtime {
   template <class T, class... Args>
   void parallel_new(std::size_t n, Args... args) {
     static_assert(!abstract_object<T>, "parallel_new of an abstract class");
+    static const std::string name = "parallel_new<" + type_name(Heap::template type_id<T>) + ">";
+    const auto timed = timed_phase(name);
     make_in_order<T, T>(n, detail::make_value_pack(args...));
   }
 
@@ -627,6 +643,13 @@ class runtime {
 
   std::uint64_t heap_bytes_ = 0;
   detail::heap_geometry geometry_{};
+  /// Times the scope as `name` in the timer of time_with(), if any.
+  sim::phase_timer::scope timed_phase(std::string_view name) {
+    static sim::phase_timer untimed(false);  // hands out scopes that time nothing
+    return (timer_ != nullptr ? *timer_ : untimed).phase(name);
+  }
+
+  sim::phase_timer* timer_ = nullptr;  // time_with()
   arch::device_buffer<std::byte> memory_;
   detail::heap_view view_{};
   detail::heap_view* device_view_ = nullptr;

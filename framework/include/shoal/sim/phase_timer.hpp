@@ -48,19 +48,26 @@ class phase_timer {
     scope(const scope&) = delete;
     scope& operator=(const scope&) = delete;
     ~scope() {
-      if (record_ != nullptr) record_->stop();
+      if (record_ == nullptr) return;
+      record_->stop();
+      timer_->open_.pop_back();
     }
 
    private:
     friend class phase_timer;
-    explicit scope(phase_record* r) : record_(r) {
-      if (record_ != nullptr) record_->start();
+    scope(phase_timer* t, phase_record* r) : timer_(t), record_(r) {
+      if (record_ == nullptr) return;
+      record_->start();
+      timer_->open_.push_back(record_);
     }
+    phase_timer* timer_;
     phase_record* record_;
   };
 
   /// Starts timing phase `name` (a string literal or other text that outlives the call).
-  [[nodiscard]] scope phase(std::string_view name) { return scope(enabled_ ? find(name) : nullptr); }
+  /// A phase started inside another one is its part: the table shows it indented below the
+  /// first phase it was started in, and only outermost phases add up to "all".
+  [[nodiscard]] scope phase(std::string_view name) { return scope(this, enabled_ ? find(name) : nullptr); }
 
   /// Total milliseconds and calls of a phase so far (waits for its pending measurements).
   double milliseconds(std::string_view name) {
@@ -84,17 +91,18 @@ class phase_timer {
     std::size_t width = 5;
     for (auto& r : phases_) {
       r->drain();
-      all += r->total_ms;
-      width = std::max(width, r->name.size());
+      if (r->depth == 0) all += r->total_ms;
+      width = std::max(width, r->name.size() + 2 * static_cast<std::size_t>(r->depth));
     }
     std::string out;
     char line[256];
     std::snprintf(line, sizeof line, "timing: %-*s %8s %12s %12s %7s\n", static_cast<int>(width), "phase",
                   "calls", "total ms", "ms/call", "share");
     out += line;
-    for (const auto& r : phases_) {
+    for (const auto& r : ordered()) {
+      const std::string name = std::string(2 * static_cast<std::size_t>(r->depth), ' ') + r->name;
       std::snprintf(line, sizeof line, "timing: %-*s %8llu %12.3f %12.4f %6.1f%%\n", static_cast<int>(width),
-                    r->name.c_str(), static_cast<unsigned long long>(r->calls), r->total_ms,
+                    name.c_str(), static_cast<unsigned long long>(r->calls), r->total_ms,
                     r->calls ? r->total_ms / static_cast<double>(r->calls) : 0.0,
                     all > 0 ? 100.0 * r->total_ms / all : 0.0);
       out += line;
@@ -107,6 +115,8 @@ class phase_timer {
  private:
   struct phase_record {
     std::string name;
+    int depth = 0;                      // phases open around its first call
+    const phase_record* parent = nullptr;  // the innermost of them
     std::uint64_t calls = 0;
     double total_ms = 0;
 #if defined(SHOAL_BACKEND_CUDA)
@@ -175,11 +185,28 @@ class phase_timer {
   phase_record* find(std::string_view name) {
     if (phase_record* r = lookup(name)) return r;
     phases_.push_back(std::make_unique<phase_record>());
-    phases_.back()->name = std::string(name);
-    return phases_.back().get();
+    phase_record* r = phases_.back().get();
+    r->name = std::string(name);
+    r->depth = static_cast<int>(open_.size());
+    r->parent = open_.empty() ? nullptr : open_.back();
+    return r;
+  }
+  /// The phases in first-use order, each part right after the phase it is a part of.
+  std::vector<const phase_record*> ordered() const {
+    std::vector<const phase_record*> out;
+    auto add = [&](auto& self, const phase_record* parent) -> void {
+      for (const auto& r : phases_)
+        if (r->parent == parent) {
+          out.push_back(r.get());
+          self(self, r.get());
+        }
+    };
+    add(add, nullptr);
+    return out;
   }
 
   bool enabled_;
+  std::vector<phase_record*> open_;     // their phases, outermost first
   std::vector<std::unique_ptr<phase_record>> phases_;
 };
 

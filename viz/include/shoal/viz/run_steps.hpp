@@ -41,6 +41,13 @@ steps_run run_steps(const sim::run_options& o, const std::string& app, std::uint
                     sim::phase_timer& timer, std::optional<viewer>& view, Count& count, Paint& paint, Step&& step,
                     Row&& csv_row, Save&& save) {
   sim::progress bar(o.steps, !o.quiet);
+  // --timing: the runtime times each of its launches and do-alls by name inside the model's
+  // phases, for as long as the steps run.
+  rt.time_with(&timer);
+  struct untime {
+    Runtime& rt;
+    ~untime() { rt.time_with(nullptr); }
+  } const stop_timing{rt};
   const auto start = std::chrono::steady_clock::now();
   std::uint64_t last = o.steps;
   for (std::uint64_t s = first; s <= o.steps; ++s) {
