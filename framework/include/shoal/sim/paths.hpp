@@ -59,7 +59,6 @@ inline std::string check_name_length(const std::string& path, std::size_t extra)
   const fs::path p(path);
   const std::string name = p.filename().string();
   const std::string dir = p.has_parent_path() ? p.parent_path().string() : std::string(".");
-  errno = 0;
   long most = ::pathconf(dir.c_str(), _PC_NAME_MAX);
   if (most <= 0) most = NAME_MAX;
   const std::string shown = path.size() > 60 ? "'" + path.substr(0, 40) + "...' (" + std::to_string(path.size()) + " bytes)"
