@@ -93,13 +93,23 @@ void launch_cooperative(void (*kernel)(Params...), unsigned grid, unsigned block
   launch_with(cooperative, kernel, grid, block, stream, std::forward<Args>(args)...);
 }
 
+/// Threads per block of the grid-stride launches.
+inline constexpr int launch_block_size = 256;
+/// Blocks of the grid-stride launches that must fit on a multiprocessor together: their
+/// registers are capped at 65536 / (2 × 256) = 128 per thread. A method that allocates inlines
+/// the allocator, which left do-alls at 225–255 registers, one block (8 warps) per
+/// multiprocessor, too few to hide memory latency; at 128 the spills fall in the allocator's
+/// rare paths (H100, one run: Wa-Tor 549 → 468 ms, Barnes–Hut 702 → 649 ms; a cap of 96 or 64
+/// was slower).
+inline constexpr int launch_min_blocks = 2;
+
 namespace detail {
 // The launch context (e.g. the heap a kernel allocates from) reaches device code that has no
 // access to kernel parameters (a class's operator new) through one shared-memory word per block.
 static __shared__ const void* launch_context_ptr;
 
 template <class F>
-__global__ void for_each_index_kernel(const void* context, std::size_t n, F f) {
+__global__ void __launch_bounds__(launch_block_size, launch_min_blocks) for_each_index_kernel(const void* context, std::size_t n, F f) {
   if (threadIdx.x == 0) launch_context_ptr = context;
   __syncthreads();
   const std::size_t stride = static_cast<std::size_t>(gridDim.x) * blockDim.x;
@@ -108,9 +118,6 @@ __global__ void for_each_index_kernel(const void* context, std::size_t n, F f) {
     f(i);
 }
 }  // namespace detail
-
-/// Threads per block of the grid-stride launches.
-inline constexpr int launch_block_size = 256;
 
 /// Enough blocks to cover n items, capped at a few waves (the kernel is grid-stride).
 inline unsigned launch_grid_size(std::size_t n) {
@@ -121,7 +128,7 @@ inline unsigned launch_grid_size(std::size_t n) {
 
 namespace detail {
 template <class F>
-__global__ void for_each_counted_kernel(const void* context, const unsigned long long* count,
+__global__ void __launch_bounds__(launch_block_size, launch_min_blocks) for_each_counted_kernel(const void* context, const unsigned long long* count,
                                         std::size_t per_count, unsigned long long* reset, F f) {
   if (threadIdx.x == 0) launch_context_ptr = context;
   if (reset != nullptr && blockIdx.x == 0 && threadIdx.x == 0) *reset = 0;
@@ -143,7 +150,7 @@ __device__ SHOAL_FORCEINLINE unsigned& destroys_of_this_warp() {
 }
 
 template <std::uint32_t Per, class F, class Peek>
-__global__ void for_each_listed_kernel(const void* context, const std::uint32_t* list,
+__global__ void __launch_bounds__(launch_block_size, launch_min_blocks) for_each_listed_kernel(const void* context, const std::uint32_t* list,
                                        const unsigned long long* count, unsigned long long* reset,
                                        F f, Peek peek) {
   if (threadIdx.x == 0) launch_context_ptr = context;
