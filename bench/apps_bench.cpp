@@ -9,7 +9,7 @@
 #include <optional>
 #include <string>
 
-#include "barnes_hut/barnes_hut_cli.hpp"
+#include "barnes_hut/barnes_hut_model.hpp"
 #include "baselines/barnes_hut_baseline.hpp"
 #include "baselines/collision_baseline.hpp"
 #include "baselines/nbody_baseline.hpp"
@@ -21,7 +21,7 @@
 #include "common/profile.hpp"
 #include "shoal/sim/census.hpp"
 #include "shoal/sim/phase_timer.hpp"
-#include "sugarscape/sugarscape_cli.hpp"
+#include "sugarscape/sugarscape_model.hpp"
 
 namespace shoal::bench {
 
@@ -166,7 +166,7 @@ void nbody_static(benchmark::State& state, std::uint64_t bodies, std::uint32_t s
   report_steps(state, steps);
 }
 
-/// Barnes–Hut: the app's heap (barnes_hut_cli.hpp's sizing) and its steps from the initial state;
+/// Barnes–Hut: the app's heap (barnes_hut_model.hpp's sizing) and its steps from the initial state;
 /// reports the tree's cells after the last step.
 void barnes_hut_app(benchmark::State& state, std::uint64_t bodies, std::uint32_t steps) {
   const barnes_hut::parameters params;
@@ -212,7 +212,7 @@ void barnes_hut_static(benchmark::State& state, std::uint64_t bodies, std::uint3
   report_steps(state, steps);
 }
 
-/// Collision: the app's heap (collision_cli.hpp's sizing, 2x for the blocks that merges leave
+/// Collision: the app's heap (collision_app.hpp's sizing, 2x for the blocks that merges leave
 /// part-full) and its steps from the initial state.
 void collision_app(benchmark::State& state, std::uint64_t bodies, std::uint32_t steps) {
   const collision::parameters params;

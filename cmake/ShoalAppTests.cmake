@@ -35,3 +35,77 @@ function(shoal_add_app_test name)
     set_tests_properties(${name} PROPERTIES LABELS "${arg_LABELS}")
   endif()
 endfunction()
+
+# gtest_discover_tests(), for shoal_add_app_gtests: a directory that includes this file has it.
+include(GoogleTest)
+
+# shoal_add_app_gtests(<app> <sources>... [INCLUDE_DIRS <dirs>...] [LIBRARIES <libs>...])
+#
+# An app's gtest binary (apps/<app>/tests): <app>_gpu_tests in a cuda build, <app>_cpu_tests
+# otherwise, built from <sources> with the app's directory and tests/ on the include path
+# (INCLUDE_DIRS replaces those two) and linked to LIBRARIES and GTest::gtest_main. It lands next
+# to its CMake files, not in <build>/bin with the apps. Its tests are listed when ctest runs
+# (DISCOVERY_MODE PRE_TEST: configuring needs no built binary) and labelled the way
+# tests/CMakeLists.txt labels the framework's, "gpu;cuda" or "cpu", with TIMEOUT 600. Sets
+# <app>_tests (the target) and <app>_labels in the caller's scope, for the app's other tests.
+function(shoal_add_app_gtests app)
+  cmake_parse_arguments(PARSE_ARGV 1 arg "" "" "INCLUDE_DIRS;LIBRARIES")
+  if(NOT arg_UNPARSED_ARGUMENTS)
+    message(FATAL_ERROR "shoal_add_app_gtests(${app}): no sources")
+  endif()
+  if(NOT arg_INCLUDE_DIRS)
+    set(arg_INCLUDE_DIRS ${CMAKE_CURRENT_SOURCE_DIR}/.. ${PROJECT_SOURCE_DIR}/tests)
+  endif()
+  if(SHOAL_BACKEND STREQUAL "cuda")
+    set(tests ${app}_gpu_tests)
+    set(labels "gpu;cuda")
+  else()
+    set(tests ${app}_cpu_tests)
+    set(labels "cpu")
+  endif()
+  find_package(GTest REQUIRED)
+  shoal_add_executable(${tests} ${arg_UNPARSED_ARGUMENTS})
+  target_include_directories(${tests} PRIVATE ${arg_INCLUDE_DIRS})
+  target_link_libraries(${tests} PRIVATE ${arg_LIBRARIES} GTest::gtest_main)
+  set_target_properties(${tests} PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_CURRENT_BINARY_DIR})
+  gtest_discover_tests(${tests}
+    DISCOVERY_MODE PRE_TEST
+    PROPERTIES LABELS "${labels}" TIMEOUT 600)
+  set(${app}_tests ${tests} PARENT_SCOPE)
+  set(${app}_labels "${labels}" PARENT_SCOPE)
+endfunction()
+
+# shoal_add_app_bad_flags(<app> LABELS <labels> CASES "<what>|<arg>[|<arg>...]|<mention>"...)
+#
+# An app's bad command lines, a test per case: <app>_cli_<what> runs the app's executable with
+# the case's arguments and passes when it ends with exit status 2 and exactly one line on stderr,
+# "<app>: error: ..." matching <mention> (a regular expression: the flag or value at fault). An
+# app that reports the mistake and then runs anyway, or fails some other way, fails the test.
+function(shoal_add_app_bad_flags app)
+  # LABELS is one value: "gpu;cuda" goes on to shoal_add_app_test as one argument, as it did before.
+  cmake_parse_arguments(PARSE_ARGV 1 arg "" "LABELS" "CASES")
+  foreach(bad IN LISTS arg_CASES)
+    string(REPLACE "|" ";" parts "${bad}")
+    list(POP_FRONT parts what)
+    list(POP_BACK parts mention)
+    shoal_add_app_test(${app}_cli_${what} COMMAND ${app} ${parts} STATUS 2
+                       STDERR "^${app}: error: .*${mention}" STDERR_LINES 1 LABELS "${arg_LABELS}")
+  endforeach()
+endfunction()
+
+# shoal_add_app_small_run(<app> <args>... STDOUT <regex> [CSV_EVERY <n>] LABELS <labels>)
+#
+# An app's small run: <app>_small_run runs its executable with <args> and matches the summary it
+# prints against STDOUT; <app>_csv_same_twice runs it twice more with --csv <app>_twice.csv
+# --csv-every <n> (default 5) --quiet and passes when both runs wrote the same bytes.
+function(shoal_add_app_small_run app)
+  cmake_parse_arguments(PARSE_ARGV 1 arg "" "STDOUT;CSV_EVERY;LABELS" "")
+  if(NOT arg_CSV_EVERY)
+    set(arg_CSV_EVERY 5)
+  endif()
+  shoal_add_app_test(${app}_small_run COMMAND ${app} ${arg_UNPARSED_ARGUMENTS}
+                     STDOUT "${arg_STDOUT}" LABELS "${arg_LABELS}")
+  shoal_add_app_test(${app}_csv_same_twice
+                     COMMAND ${app} ${arg_UNPARSED_ARGUMENTS} --csv ${app}_twice.csv --csv-every ${arg_CSV_EVERY} --quiet
+                     SAME_FILE_TWICE ${app}_twice.csv LABELS "${arg_LABELS}")
+endfunction()

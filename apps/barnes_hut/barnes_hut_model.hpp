@@ -50,6 +50,13 @@ struct parameters {
   float theta = 0.5f;          ///< opening angle: a cell of width w at distance d acts whole when w < θ d
 };
 
+/// The model's flags, also saved in checkpoints (explicit padding: no undefined bytes in files).
+struct model_flags {
+  std::uint64_t bodies = 300000;
+  parameters p;
+  std::uint32_t unused = 0;
+};
+
 /// A coordinate as an integer: the box [-1, 1) in 2^24 steps. Bit 23 - L of a body's key picks
 /// its quadrant in a cell of level L (the root is level 0), so that the tree's geometry is
 /// integer arithmetic, the same on every backend.
@@ -170,14 +177,15 @@ class Body : public shoal::object<Space, Body, Node> {
     f(x.get(), y.get(), mass.get());
   }
 
-  /// Adds this body's kinetic energy and momentum to the sums in fixed point (1e-9 units), so
-  /// that the totals do not depend on the order of the additions.
+  /// Adds this body's kinetic energy and momentum to the sums in fixed point (1e-9 units,
+  /// 128-bit: exact for every mass and speed the flags allow), so that the totals do not depend
+  /// on the order of the additions.
   SHOAL_HD void report(shoal::sim::sums::ref totals) {
     const double m = mass, u = vx, v = vy;
     totals.add(0, 1);
-    totals.add(1, static_cast<long long>(llround(0.5 * m * (u * u + v * v) * 1e9)));
-    totals.add(2, static_cast<long long>(llround(m * u * 1e9)));
-    totals.add(3, static_cast<long long>(llround(m * v * 1e9)));
+    totals.add_real(1, 0.5 * m * (u * u + v * v) * 1e9);
+    totals.add_real(2, m * u * 1e9);
+    totals.add_real(3, m * v * 1e9);
   }
 
  private:
@@ -451,6 +459,20 @@ class quadtree {
   shoal::arch::device_buffer<Body*> order_;
 };
 
+/// Cells the heap must hold room for per body: a tree of uniformly spread bodies has about 0.7
+/// cells per body; clusters make deeper trees, and cells that lose a race are deleted at once.
+inline constexpr std::uint64_t cells_per_body = 2;
+
+/// Heap that n bodies and their tree need, with a spare block per class and room for the heap's
+/// own tables.
+inline std::uint64_t heap_bytes_needed(std::uint64_t bodies) {
+  const auto g = shoal::detail::compute_geometry<Space>();
+  const std::uint64_t body_blocks = (bodies + g.capacity[Space::type_id<Body>] - 1) / g.capacity[Space::type_id<Body>];
+  const std::uint64_t cell_blocks =
+      (cells_per_body * bodies + g.capacity[Space::type_id<Cell>] - 1) / g.capacity[Space::type_id<Cell>];
+  return (body_blocks + cell_blocks + 2) * (g.block_bytes + 64) + (std::uint64_t{1} << 20);
+}
+
 /// Creates n bodies of run `seed`.
 inline void populate(shoal::runtime<Space>& rt, std::uint64_t n, std::uint64_t seed, const parameters& p) {
   rt.parallel_new<Body>(n, seed, p);
@@ -491,13 +513,13 @@ struct totals {
   double kinetic_energy, momentum_x, momentum_y;
 };
 
+/// Throws sim::sums_overflow, naming the flags, when a body's energy is beyond any range (the
+/// run diverged).
 inline totals measure(shoal::runtime<Space>& rt, shoal::sim::sums& scratch) {
   scratch.zero();
   rt.parallel_do<&Body::report>(scratch.device());
-  const auto v = scratch.read();
-  rt.synchronize();
-  return {static_cast<std::uint64_t>(v[0]), static_cast<double>(v[1]) * 1e-9, static_cast<double>(v[2]) * 1e-9,
-          static_cast<double>(v[3]) * 1e-9};
+  const auto v = scratch.read_real(1e-9, "the run diverged: lower --gravity, --dt or --max-mass");
+  return {static_cast<std::uint64_t>(scratch.read()[0]), v[1], v[2], v[3]};
 }
 
 }  // namespace barnes_hut

@@ -10,13 +10,12 @@
 /// of its class). Here: no cells, as many bodies as the saved --bodies, every position inside
 /// the box [-1, 1)² (the tree's keys cover nothing else), every velocity and acceleration
 /// finite, and every mass in (0, --max-mass] (a mass of 0 or NaN would make centres of mass
-/// NaN). main.cpp and the tests call the same resume().
+/// NaN). The app (barnes_hut_app.hpp) and the tests call the same resume().
 
 #include <cmath>
 #include <cstdint>
 #include <string>
 
-#include "barnes_hut_cli.hpp"
 #include "barnes_hut_model.hpp"
 #include "shoal/checkpoint/saved_heap.hpp"
 

@@ -1,8 +1,9 @@
 #pragma once
 /// @file
 /// Collision (DynaSOAr's "collision" benchmark) on Shoal: bodies in the box [-1, 1]² attract
-/// each other and merge when they come closer than a radius. The model lives here so that
-/// main.cpp, the tests and the static baseline (bench/baselines/collision_baseline.hpp) share it.
+/// each other and merge when they come closer than a radius. The model lives here so that the
+/// app (collision_app.hpp), the tests and the static baseline (bench/baselines/collision_baseline.hpp)
+/// share it.
 ///
 /// Rules. A step has four phases:
 ///  1. pairs (runtime.all_pairs, every ordered pair): each body sums the pull of every other
@@ -53,6 +54,13 @@ struct parameters {
   float max_mass = 75.0f;      ///< initial masses are uniform in [max_mass / 2, max_mass)
   float max_speed = 0.0005f;   ///< initial speeds are uniform in [-max_speed, max_speed) per axis
 };
+
+/// The model's flags, also saved in checkpoints (no padding: no undefined bytes in files).
+struct model_flags {
+  std::uint64_t bodies = 40000;
+  parameters p;
+};
+static_assert(sizeof(model_flags) == sizeof(std::uint64_t) + sizeof(parameters) && sizeof(parameters) == 6 * sizeof(float));
 
 /// What moves: a body's position, velocity, acceleration and mass, as plain values (the app's
 /// Body fields, or the static baseline's arrays).
@@ -136,14 +144,6 @@ SHOAL_HD inline void advance(motion& b, float dt) {
   reflect(b.y, b.vy);
 }
 
-/// v in fixed-point units of `unit`, saturated at ±2^62 and NaN as 0, so that the conversion
-/// is defined for any value (sums of values that large are meaningless anyway).
-SHOAL_HD inline long long fixed_point(double v, double unit) {
-  const double q = v / unit, limit = 4611686018427387904.0;
-  if (!(q == q)) return 0;
-  return static_cast<long long>(llround(std::min(limit, std::max(-limit, q))));
-}
-
 class Body;
 using Space = shoal::heap<Body>;
 
@@ -209,10 +209,10 @@ class Body : public shoal::object<Space, Body> {
   SHOAL_HD void report(shoal::sim::sums::ref totals) {
     const double m = mass, u = vx, v = vy;
     totals.add(0, 1);
-    totals.add(1, fixed_point(m, 1e-6));
-    totals.add(2, fixed_point(0.5 * m * (u * u + v * v), 1e-12));
-    totals.add(3, fixed_point(m * u, 1e-12));
-    totals.add(4, fixed_point(m * v, 1e-12));
+    totals.add_real(1, m / 1e-6);
+    totals.add_real(2, 0.5 * m * (u * u + v * v) / 1e-12);
+    totals.add_real(3, m * u / 1e-12);
+    totals.add_real(4, m * v / 1e-12);
   }
 };
 
@@ -291,13 +291,15 @@ struct totals {
   double mass, kinetic_energy, momentum_x, momentum_y;
 };
 
+/// Throws sim::sums_overflow, naming the flags, when a body's energy is beyond any range (the
+/// run diverged).
 inline totals measure(shoal::runtime<Space>& rt, shoal::sim::sums& scratch) {
   scratch.zero();
   rt.parallel_do<&Body::report>(scratch.device());
-  const auto v = scratch.read();
-  rt.synchronize();
-  return {static_cast<std::uint64_t>(v[0]), static_cast<double>(v[1]) * 1e-6, static_cast<double>(v[2]) * 1e-12,
-          static_cast<double>(v[3]) * 1e-12, static_cast<double>(v[4]) * 1e-12};
+  constexpr const char* advice = "the run diverged: lower --gravity, --dt or --max-mass";
+  const double mass = scratch.read_real(1e-6, advice)[1];
+  const auto v = scratch.read_real(1e-12, advice);
+  return {static_cast<std::uint64_t>(scratch.read()[0]), mass, v[2], v[3], v[4]};
 }
 
 }  // namespace collision

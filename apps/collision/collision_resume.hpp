@@ -7,15 +7,14 @@
 /// and --bodies bodies, each with its own id below --bodies; positions in the box and
 /// velocities and accelerations finite; masses finite and in [--max-mass / 2, --bodies ×
 /// --max-mass] (no body is lighter than the lightest drawn, none heavier than all of them
-/// together); no partner held and none absorbed (phase 3 clears them). main.cpp and the
-/// checkpoint fuzz test call the same resume().
+/// together); no partner held and none absorbed (phase 3 clears them). The app
+/// (collision_app.hpp) and the checkpoint fuzz test call the same resume().
 
 #include <cmath>
 #include <cstdint>
 #include <string>
 #include <vector>
 
-#include "collision_cli.hpp"
 #include "collision_model.hpp"
 #include "shoal/checkpoint/saved_heap.hpp"
 

@@ -26,6 +26,13 @@ struct parameters {
   float max_speed = 0.01f;     ///< initial speeds are uniform in [-max_speed, max_speed] per axis
 };
 
+/// The model's flags, also saved in checkpoints (explicit padding: no undefined bytes in files).
+struct model_flags {
+  std::uint64_t bodies = 20000;
+  parameters p;
+  std::uint32_t unused = 0;
+};
+
 class Body;
 using Space = shoal::heap<Body>;
 
@@ -66,14 +73,15 @@ class Body : public shoal::object<Space, Body> {
     f(x.get(), y.get(), mass.get());
   }
 
-  /// Adds this body's kinetic energy and momentum to the sums, in fixed point (1e-12 units), so
-  /// the totals do not depend on the order of the additions.
+  /// Adds this body's kinetic energy and momentum to the sums, in fixed point (1e-12 units,
+  /// 128-bit: exact for every mass and speed the flags allow), so the totals do not depend on
+  /// the order of the additions.
   SHOAL_HD void report(shoal::sim::sums::ref totals) {
     const double m = mass, u = vx, v = vy;
     totals.add(0, 1);
-    totals.add(1, static_cast<long long>(llround(0.5 * m * (u * u + v * v) * 1e12)));
-    totals.add(2, static_cast<long long>(llround(m * u * 1e12)));
-    totals.add(3, static_cast<long long>(llround(m * v * 1e12)));
+    totals.add_real(1, 0.5 * m * (u * u + v * v) * 1e12);
+    totals.add_real(2, m * u * 1e12);
+    totals.add_real(3, m * v * 1e12);
   }
 
  private:
@@ -142,13 +150,13 @@ struct totals {
   double kinetic_energy, momentum_x, momentum_y;
 };
 
+/// Throws sim::sums_overflow, naming the flags, when a body's energy is beyond any range (the
+/// run diverged).
 inline totals measure(shoal::runtime<Space>& rt, shoal::sim::sums& scratch) {
   scratch.zero();
   rt.parallel_do<&Body::report>(scratch.device());
-  const auto v = scratch.read();
-  rt.synchronize();
-  return {static_cast<std::uint64_t>(v[0]), static_cast<double>(v[1]) * 1e-12,
-          static_cast<double>(v[2]) * 1e-12, static_cast<double>(v[3]) * 1e-12};
+  const auto v = scratch.read_real(1e-12, "the run diverged: lower --gravity, --dt or --max-mass, or raise --softening");
+  return {static_cast<std::uint64_t>(scratch.read()[0]), v[1], v[2], v[3]};
 }
 
 }  // namespace nbody

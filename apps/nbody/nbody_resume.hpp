@@ -4,14 +4,13 @@
 /// host before anything is copied to the device. The model flags were checked by the command
 /// line's own rules (app_cli::adopt); the loader checks the heap's structure. Here: as many
 /// bodies as the saved --bodies, every coordinate, velocity and acceleration finite, and every
-/// mass in (0, --max-mass] (a body of mass 0 or NaN would turn every force into NaN). main.cpp
-/// and the checkpoint fuzz test call the same resume().
+/// mass in (0, --max-mass] (a body of mass 0 or NaN would turn every force into NaN). The app
+/// (nbody_app.hpp) and the checkpoint fuzz test call the same resume().
 
 #include <cmath>
 #include <cstdint>
 #include <string>
 
-#include "nbody_cli.hpp"
 #include "nbody_model.hpp"
 #include "shoal/checkpoint/saved_heap.hpp"
 

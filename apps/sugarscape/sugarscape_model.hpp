@@ -2,7 +2,8 @@
 /// @file
 /// Sugarscape (Epstein and Axtell, "Growing Artificial Societies", 1996) as DynaSOAr's benchmark
 /// runs it, on Shoal: male and female agents on a bounded grid of sugar. The model (classes, grid,
-/// step phases) lives here so that main.cpp, the tests and the benchmark baseline share it.
+/// step phases) lives here so that the app (sugarscape_app.hpp), the tests and the benchmark baseline
+/// share it.
 ///
 /// Rules. Every cell holds sugar and grows `grow_rate` a step (the maximum rate on 2% of the
 /// cells, half of it on 2%, a quarter on 4%, nothing elsewhere) up to `capacity`; the grid starts
@@ -346,6 +347,15 @@ class Male : public shoal::object<Scape, Male, Agent> {
     sugar = sugar.get() - mine / 2;
   }
 };
+
+/// Heap a grid of `cells` needs if every cell held the largest agent, with room for blocks that
+/// are only partly full (each block holds one class): 1.5 × the exact fill.
+inline std::uint64_t heap_bytes_needed(std::uint64_t cells) {
+  const auto g = shoal::detail::compute_geometry<Scape>();
+  const std::uint64_t per_slot = std::max(g.block_bytes / g.capacity[Scape::type_id<Male>],
+                                          g.block_bytes / g.capacity[Scape::type_id<Female>]) + 1;
+  return cells * per_slot * 3 / 2 + (std::uint64_t{1} << 20);
+}
 
 /// The world's device arrays (owner of what `world` points to).
 class scape {

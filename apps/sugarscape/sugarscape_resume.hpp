@@ -7,8 +7,8 @@
 /// on exactly one cell and its `cell` field names that cell (the step code indexes the grid with
 /// it), its traits lie where the flags put them, its age and sugar are ones a run can reach (so
 /// no int32 overflows later), and every cell's sugar is in [0, capacity + max_diffusion].
-/// The grow rates are not saved: they are recomputed from the seed. main.cpp and the tests call
-/// the same resume().
+/// The grow rates are not saved: they are recomputed from the seed. The app (sugarscape_app.hpp)
+/// and the tests call the same resume().
 
 #include <cstdint>
 #include <cstring>
@@ -16,7 +16,6 @@
 #include <vector>
 
 #include "shoal/checkpoint/saved_heap.hpp"
-#include "sugarscape_cli.hpp"
 #include "sugarscape_model.hpp"
 
 namespace sugarscape {
@@ -80,7 +79,7 @@ inline void check_saved_state(const shoal::checkpoint::reader& r, const model_fl
 }
 
 /// What a Sugarscape checkpoint holds besides the run's sections: the flags, the agents, the
-/// grid's cells and its sugar (main.cpp writes it with sim::write_checkpoint).
+/// grid's cells and its sugar (the app writes it with sim::write_checkpoint).
 inline void save_state(shoal::checkpoint::writer& w, shoal::runtime<Scape>& rt, const world& g, const model_flags& f) {
   rt.synchronize();
   w.value("sugarscape.model", f);

@@ -34,6 +34,18 @@ struct model_params {
   std::uint64_t seed = 42;
 };
 
+/// The app's own flags.
+struct options {
+  network_params network;
+  model_params model;
+};
+
+/// The flags that define the network and the model, saved in checkpoints.
+struct saved_model {
+  std::uint64_t intersections, light_period, max_speed;
+  double cell_length, producer_ratio, target_ratio, car_probability, slow_probability;
+};
+
 /// What census() reports.
 struct census_result {
   std::uint64_t step = 0;

@@ -167,6 +167,11 @@ class Shark : public shoal::object<Ocean, Shark, Agent> {
   }
 };
 
+/// The grid size (the app's own flags), also saved in checkpoints.
+struct grid_size {
+  std::uint64_t width = 2048, height = 2560;
+};
+
 /// The grid's device arrays (owner of what `grid` points to): every cell empty, every claim
 /// word no_claim.
 class ocean {

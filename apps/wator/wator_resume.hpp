@@ -12,7 +12,6 @@
 #include <vector>
 
 #include "shoal/checkpoint/saved_heap.hpp"
-#include "wator_cli.hpp"
 #include "wator_model.hpp"
 
 namespace wator {

@@ -26,6 +26,7 @@
 #include "shoal/arch/error.hpp"
 #include "shoal/arch/launch.hpp"
 #include "shoal/arch/memory.hpp"
+#include "shoal/sim/sums.hpp"
 
 #if defined(SHOAL_BACKEND_CUDA)
 #include <cub/device/device_scan.cuh>
@@ -170,25 +171,22 @@ class simulation {
 
   std::uint64_t live() const { return live_; }
 
-  /// The app's totals (Body::report's fixed point).
+  /// The app's totals (Body::report's fixed point, the same sums).
   collision::totals measure() {
-    shoal::arch::device_buffer<unsigned long long> sums(5);
-    sums.zero();
-    unsigned long long* out = sums.data();
+    shoal::sim::sums sums(5);
+    const shoal::sim::sums::ref out = sums.device();
     const arrays b = cur_;
     shoal::arch::for_each_index(live_, [=] SHOAL_DEVICE(std::size_t i) {
       const double m = b.mass[i], u = b.vx[i], v = b.vy[i];
-      const auto add = [&](int k, long long q) { shoal::arch::fetch_add_relaxed(out[k], static_cast<unsigned long long>(q)); };
-      add(0, 1);
-      add(1, collision::fixed_point(m, 1e-6));
-      add(2, collision::fixed_point(0.5 * m * (u * u + v * v), 1e-12));
-      add(3, collision::fixed_point(m * u, 1e-12));
-      add(4, collision::fixed_point(m * v, 1e-12));
+      out.add(0, 1);
+      out.add_real(1, m / 1e-6);
+      out.add_real(2, 0.5 * m * (u * u + v * v) / 1e-12);
+      out.add_real(3, m * u / 1e-12);
+      out.add_real(4, m * v / 1e-12);
     });
-    shoal::arch::synchronize();
-    const auto s = sums.download();
-    const auto real = [](unsigned long long x, double unit) { return static_cast<double>(static_cast<long long>(x)) * unit; };
-    return {s[0], real(s[1], 1e-6), real(s[2], 1e-12), real(s[3], 1e-12), real(s[4], 1e-12)};
+    const double mass = sums.read_real(1e-6)[1];
+    const auto v = sums.read_real(1e-12);
+    return {static_cast<std::uint64_t>(sums.read()[0]), mass, v[2], v[3], v[4]};
   }
 
   struct body {

@@ -17,6 +17,7 @@
 #include "shoal/arch/atomic.hpp"
 #include "shoal/arch/launch.hpp"
 #include "shoal/arch/memory.hpp"
+#include "shoal/sim/sums.hpp"
 #include "shoal/sim/rng.hpp"
 
 namespace nbody_baseline {
@@ -121,23 +122,17 @@ class simulation {
 
   /// The app's totals (bodies, kinetic energy, momentum; fixed point as Body::report).
   nbody::totals measure() {
-    shoal::arch::device_buffer<unsigned long long> sums(3);
-    sums.zero();
-    unsigned long long* out = sums.data();
+    shoal::sim::sums sums(3);
+    const shoal::sim::sums::ref out = sums.device();
     const Bodies b = bodies_;
     shoal::arch::for_each_index(n_, [=] SHOAL_DEVICE(std::size_t i) {
       const double m = b.mass(i), u = b.vx(i), v = b.vy(i);
-      const auto add = [&](int k, double x) {
-        shoal::arch::fetch_add_relaxed(out[k], static_cast<unsigned long long>(llround(x * 1e12)));
-      };
-      add(0, 0.5 * m * (u * u + v * v));
-      add(1, m * u);
-      add(2, m * v);
+      out.add_real(0, 0.5 * m * (u * u + v * v) * 1e12);
+      out.add_real(1, m * u * 1e12);
+      out.add_real(2, m * v * 1e12);
     });
-    shoal::arch::synchronize();
-    const auto s = sums.download();
-    const auto real = [](unsigned long long x) { return static_cast<double>(static_cast<long long>(x)) * 1e-12; };
-    return {n_, real(s[0]), real(s[1]), real(s[2])};
+    const auto s = sums.read_real(1e-12);
+    return {n_, s[0], s[1], s[2]};
   }
 
   /// Body i's position (tests).

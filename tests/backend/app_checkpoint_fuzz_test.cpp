@@ -2,8 +2,8 @@
 // copies of a valid checkpoint with random byte edits in one of its sections (every section,
 // headers included), the two checksums recomputed so that the edit reaches the parsers and checks
 // behind them, resumed in-process through the app's own code: its command-line parser with --resume
-// (apps/<app>/<app>_cli.hpp, which adopts the saved flags through the flags' own checks) and its
-// resume function (the one main.cpp calls). Each case must end in a clear refusal (status 2 and one
+// (apps/<app>/<app>_app.hpp, whose check() adopts the saved flags through the flags' own
+// checks) and its resume function (the one main.cpp calls). Each case must end in a clear refusal (status 2 and one
 // line, or one checkpoint_error line) or in a resumed run that then steps with a consistent heap;
 // never a crash, hang or sanitizer report (the test runs under ASan/UBSan and TSan too).
 #include <cmath>
@@ -17,20 +17,20 @@
 #include <string>
 #include <vector>
 
-#include "collision/collision_cli.hpp"
+#include "collision/collision_app.hpp"
 #include "collision/collision_resume.hpp"
-#include "barnes_hut/barnes_hut_cli.hpp"
+#include "barnes_hut/barnes_hut_app.hpp"
 #include "barnes_hut/barnes_hut_resume.hpp"
-#include "nbody/nbody_cli.hpp"
+#include "nbody/nbody_app.hpp"
 #include "nbody/nbody_resume.hpp"
 #include "shoal/checkpoint/crc32c.hpp"
 #include "shoal/sim/sim.hpp"
-#include "sugarscape/sugarscape_cli.hpp"
+#include "sugarscape/sugarscape_app.hpp"
 #include "sugarscape/sugarscape_resume.hpp"
 #include "test_support.hpp"
-#include "traffic/traffic_cli.hpp"
+#include "traffic/traffic_app.hpp"
 #include "traffic/traffic_model.hpp"
-#include "wator/wator_cli.hpp"
+#include "wator/wator_app.hpp"
 #include "wator/wator_resume.hpp"
 
 namespace shoal::test {
@@ -157,10 +157,10 @@ app_harness wator_harness() {
                           [&](checkpoint::writer& w) { wator::save_state(w, rt, sea.view(), size); });
   };
   h.resume_and_step = [s](const std::string& path) -> outcome {
-    sim::app_cli cli("wator", wator::app_description, wator::app_defaults);
+    sim::app_cli cli(wator::app::name, wator::app::description, sim::model_defaults<wator::app>());
     wator::grid_size size;
     if (auto r = parse_or_refuse("wator", run_args(path, "2"),
-                                 [&](int argc, const char* const* argv) { return wator::parse_command_line(cli, size, argc, argv); }))
+                                 [&](int argc, const char* const* argv) { return sim::parse_model_command_line<wator::app>(cli, size, argc, argv); }))
       return *r;
     auto& rt = *s->rt;
     wator::ocean sea(static_cast<std::uint32_t>(size.width), static_cast<std::uint32_t>(size.height), cli.options().seed);
@@ -212,10 +212,10 @@ app_harness traffic_harness() {
   app_harness h;
   h.name = "traffic";
   h.write_good = [=](const std::string& path) {
-    sim::app_cli cli("traffic", traffic::app_description, traffic::app_defaults);
+    sim::app_cli cli(traffic::app::name, traffic::app::description, sim::model_defaults<traffic::app>());
     traffic::options o;
     const char* argv[] = {"traffic", "--intersections", "40", "--car-probability", "0.5"};
-    ASSERT_EQ(traffic::parse_command_line(cli, o, 5, argv), -1);
+    ASSERT_EQ(sim::parse_model_command_line<traffic::app>(cli, o, 5, argv), -1);
     traffic::simulation& model = *simulation_for(o, 4).sim;
     for (std::uint64_t step = 1; step <= saved_step; ++step) {
       model.produce();
@@ -230,15 +230,15 @@ app_harness traffic_harness() {
     s->good.reset();  // the fuzz cases start from a fresh simulation
   };
   h.resume_and_step = [=](const std::string& path) -> outcome {
-    sim::app_cli cli("traffic", traffic::app_description, traffic::app_defaults);
+    sim::app_cli cli(traffic::app::name, traffic::app::description, sim::model_defaults<traffic::app>());
     traffic::options o;
     if (auto r = parse_or_refuse("traffic", run_args(path, "4"),
-                                 [&](int argc, const char* const* argv) { return traffic::parse_command_line(cli, o, argc, argv); }))
+                                 [&](int argc, const char* const* argv) { return sim::parse_model_command_line<traffic::app>(cli, o, argc, argv); }))
       return *r;
     network_and_simulation* built = nullptr;
     try {
       built = &simulation_for(o, 4);
-    } catch (const std::invalid_argument& e) {  // main.cpp: the network cannot be built (status 2)
+    } catch (const std::invalid_argument& e) {  // the program: the network cannot be built (status 2)
       return {false, e.what()};
     }
     traffic::simulation* model = &*built->sim;
@@ -281,10 +281,10 @@ app_harness nbody_harness() {
     sim::write_checkpoint(path, "nbody", saved_step, 3, [&](checkpoint::writer& w) { nbody::save_state(w, rt, m); });
   };
   h.resume_and_step = [s](const std::string& path) -> outcome {
-    sim::app_cli cli("nbody", nbody::app_description, nbody::app_defaults);
+    sim::app_cli cli(nbody::app::name, nbody::app::description, sim::model_defaults<nbody::app>());
     nbody::model_flags m;
     if (auto r = parse_or_refuse("nbody", run_args(path, "2"),
-                                 [&](int argc, const char* const* argv) { return nbody::parse_command_line(cli, m, argc, argv); }))
+                                 [&](int argc, const char* const* argv) { return sim::parse_model_command_line<nbody::app>(cli, m, argc, argv); }))
       return *r;
     auto& rt = *s->rt;
     try {
@@ -321,10 +321,10 @@ app_harness collision_harness() {
                           [&](checkpoint::writer& w) { collision::save_state(w, rt, m); });
   };
   h.resume_and_step = [s](const std::string& path) -> outcome {
-    sim::app_cli cli("collision", collision::app_description, collision::app_defaults);
+    sim::app_cli cli(collision::app::name, collision::app::description, sim::model_defaults<collision::app>());
     collision::model_flags m;
     if (auto r = parse_or_refuse("collision", run_args(path, "2"), [&](int argc, const char* const* argv) {
-          return collision::parse_command_line(cli, m, argc, argv);
+          return sim::parse_model_command_line<collision::app>(cli, m, argc, argv);
         }))
       return *r;
     auto& rt = *s->rt;
@@ -363,10 +363,10 @@ app_harness barnes_hut_harness() {
                           [&](checkpoint::writer& w) { barnes_hut::save_state(w, rt, tree, m); });
   };
   h.resume_and_step = [s](const std::string& path) -> outcome {
-    sim::app_cli cli("barnes_hut", barnes_hut::app_description, barnes_hut::app_defaults);
+    sim::app_cli cli(barnes_hut::app::name, barnes_hut::app::description, sim::model_defaults<barnes_hut::app>());
     barnes_hut::model_flags m;
     if (auto r = parse_or_refuse("barnes_hut", run_args(path, "2"), [&](int argc, const char* const* argv) {
-          return barnes_hut::parse_command_line(cli, m, argc, argv);
+          return sim::parse_model_command_line<barnes_hut::app>(cli, m, argc, argv);
         }))
       return *r;
     auto& rt = *s->rt;
@@ -405,10 +405,10 @@ app_harness sugarscape_harness() {
                           [&](checkpoint::writer& w) { sugarscape::save_state(w, rt, scape.view(), f); });
   };
   h.resume_and_step = [s](const std::string& path) -> outcome {
-    sim::app_cli cli("sugarscape", sugarscape::app_description, sugarscape::app_defaults);
+    sim::app_cli cli(sugarscape::app::name, sugarscape::app::description, sim::model_defaults<sugarscape::app>());
     sugarscape::model_flags f;
     if (auto r = parse_or_refuse("sugarscape", run_args(path, "2"), [&](int argc, const char* const* argv) {
-          return sugarscape::parse_command_line(cli, f, argc, argv);
+          return sim::parse_model_command_line<sugarscape::app>(cli, f, argc, argv);
         }))
       return *r;
     auto& rt = *s->rt;

@@ -1,9 +1,10 @@
 // Property test of every app's command line, run in-process through the apps' own parsers
-// (apps/*/<app>_cli.hpp): thousands of generated argument lists (the app's flags and the shared
-// ones, unknown flags, values that are negative, huge, not numbers, empty, unicode, invalid
-// UTF-8, checkpoint files that are valid, foreign, damaged or missing). Every list must end in
-// "run" (-1), --help (0) or a usage error (2) with exactly one line "<app>: error: ..." on
-// stderr; nothing may throw or crash (the test also runs under ASan/UBSan and TSan).
+// (sim::parse_model_command_line on apps/*/<app>_app.hpp): thousands of generated argument lists
+// (the app's flags and the shared ones, unknown flags, values that are negative, huge, not
+// numbers, empty, unicode, invalid UTF-8, checkpoint files that are valid, foreign, damaged or
+// missing). Every list must end in "run" (-1), --help (0) or a usage error (2) with exactly one
+// line "<app>: error: ..." on stderr; nothing may throw or crash (the test also runs under
+// ASan/UBSan and TSan).
 #include <algorithm>
 #include <cstdint>
 #include <filesystem>
@@ -16,13 +17,13 @@
 #include <string>
 #include <vector>
 
-#include "collision/collision_cli.hpp"
-#include "barnes_hut/barnes_hut_cli.hpp"
-#include "nbody/nbody_cli.hpp"
-#include "sugarscape/sugarscape_cli.hpp"
+#include "collision/collision_app.hpp"
+#include "barnes_hut/barnes_hut_app.hpp"
+#include "nbody/nbody_app.hpp"
+#include "sugarscape/sugarscape_app.hpp"
 #include "test_support.hpp"
-#include "traffic/traffic_cli.hpp"
-#include "wator/wator_cli.hpp"
+#include "traffic/traffic_app.hpp"
+#include "wator/wator_app.hpp"
 
 namespace shoal::test {
 namespace {
@@ -38,55 +39,32 @@ struct app_parser {
   int parse(int argc, const char* const* argv) const { return parse_keeping(argc, argv, nullptr); }
 };
 
-/// Parses with `app_cli` made by `make` and the app's `parse_command_line`, handing it to `into`.
-template <class Options, class Parse>
-int parse_with(const char* name, const char* description, const sim::run_options& defaults, Parse&& parse, int argc,
-               const char* const* argv, std::unique_ptr<sim::app_cli>* into) {
-  auto cli = std::make_unique<sim::app_cli>(name, description, defaults);
-  Options o;
-  const int rc = parse(*cli, o, argc, argv);
-  if (into != nullptr) *into = std::move(cli);
-  return rc;
+/// The parser of App's program: an app_cli made as sim::run_model makes it, and
+/// sim::parse_model_command_line.
+template <class App>
+app_parser parser_of(std::vector<std::string> flags) {
+  return {App::name, std::move(flags), [](int argc, const char* const* argv, std::unique_ptr<sim::app_cli>* into) {
+            auto cli = std::make_unique<sim::app_cli>(App::name, App::description, sim::model_defaults<App>());
+            typename App::flags f;
+            const int rc = sim::parse_model_command_line<App>(*cli, f, argc, argv);
+            if (into != nullptr) *into = std::move(cli);
+            return rc;
+          }};
 }
 
 std::vector<app_parser> apps() {
   return {
-      {"barnes_hut", {"--bodies", "--dt", "--gravity", "--damping", "--max-mass", "--theta"},
-       [](int argc, const char* const* argv, std::unique_ptr<sim::app_cli>* into) {
-         return parse_with<barnes_hut::model_flags>("barnes_hut", barnes_hut::app_description, barnes_hut::app_defaults,
-                                                    barnes_hut::parse_command_line, argc, argv, into);
-       }},
-      {"wator", {"--width", "--height"},
-       [](int argc, const char* const* argv, std::unique_ptr<sim::app_cli>* into) {
-         return parse_with<wator::grid_size>("wator", wator::app_description, wator::app_defaults,
-                                             wator::parse_command_line, argc, argv, into);
-       }},
-      {"traffic",
-       {"--intersections", "--cell-length", "--producer-ratio", "--target-ratio", "--car-probability",
-        "--slow-probability", "--light-period", "--max-speed"},
-       [](int argc, const char* const* argv, std::unique_ptr<sim::app_cli>* into) {
-         return parse_with<traffic::options>("traffic", traffic::app_description, traffic::app_defaults,
-                                             traffic::parse_command_line, argc, argv, into);
-       }},
-      {"nbody", {"--bodies", "--dt", "--softening", "--gravity", "--max-mass", "--max-speed"},
-       [](int argc, const char* const* argv, std::unique_ptr<sim::app_cli>* into) {
-         return parse_with<nbody::model_flags>("nbody", nbody::app_description, nbody::app_defaults,
-                                               nbody::parse_command_line, argc, argv, into);
-       }},
-      {"collision",
-       {"--bodies", "--dt", "--merge-radius", "--damping", "--gravity", "--max-mass", "--max-speed"},
-       [](int argc, const char* const* argv, std::unique_ptr<sim::app_cli>* into) {
-         return parse_with<collision::model_flags>("collision", collision::app_description, collision::app_defaults,
-                                                   collision::parse_command_line, argc, argv, into);
-       }},
-      {"sugarscape",
-       {"--width", "--height", "--male-probability", "--female-probability", "--max-vision", "--max-age",
-        "--max-endowment", "--max-metabolism", "--sugar-capacity", "--max-grow-rate", "--max-diffusion",
-        "--min-mating-age", "--max-children"},
-       [](int argc, const char* const* argv, std::unique_ptr<sim::app_cli>* into) {
-         return parse_with<sugarscape::model_flags>("sugarscape", sugarscape::app_description, sugarscape::app_defaults,
-                                                    sugarscape::parse_command_line, argc, argv, into);
-       }},
+      parser_of<barnes_hut::app>({"--bodies", "--dt", "--gravity", "--damping", "--max-mass", "--theta"}),
+      parser_of<wator::app>({"--width", "--height"}),
+      parser_of<traffic::app>({"--intersections", "--cell-length", "--producer-ratio", "--target-ratio",
+                               "--car-probability", "--slow-probability", "--light-period", "--max-speed"}),
+      parser_of<nbody::app>({"--bodies", "--dt", "--softening", "--gravity", "--max-mass", "--max-speed"}),
+      parser_of<collision::app>(
+          {"--bodies", "--dt", "--merge-radius", "--damping", "--gravity", "--max-mass", "--max-speed"}),
+      parser_of<sugarscape::app>({"--width", "--height", "--male-probability", "--female-probability",
+                                  "--max-vision", "--max-age", "--max-endowment", "--max-metabolism",
+                                  "--sugar-capacity", "--max-grow-rate", "--max-diffusion", "--min-mating-age",
+                                  "--max-children"}),
   };
 }
 

@@ -1,6 +1,8 @@
 // The toolkit's device helpers: census (live objects per class from the block headers), claims
 // (lowest key wins, one winner per cell, word reset) and sums. Compiled for both backends.
 #include <algorithm>
+#include <cmath>
+#include <limits>
 #include <map>
 
 #include "heap_model.hpp"
@@ -119,6 +121,69 @@ TEST(SimSums, AddsSignedValuesOnTheDevice) {
   v = totals.read();
   EXPECT_EQ(v[0], 45);
   EXPECT_EQ(v[1], -20);
+}
+
+/// Real values far beyond 64-bit fixed point (up to ±2^86 units: a mass of 1e9 at speed 1 is
+/// 5e20 units of 1e-12) and small ones, positive and negative, in sums 0 and 1 (split by
+/// lane parity so a warp adds to both); the exact totals as 128-bit integers.
+void add_reals(sim::sums::ref totals, std::size_t n) {
+  arch::for_each_index(n, [=] SHOAL_DEVICE(std::size_t i) {
+    const double sign = i % 3 == 0 ? -1.0 : 1.0;
+    const double huge = std::ldexp(static_cast<double>(i % 1000 + 1), 76);  // < 2^86, a whole number
+    totals.add_real(i % 2, sign * (i % 5 == 0 ? huge : static_cast<double>(i) + 0.5));
+  });
+}
+
+/// Values with halves (2.5 i), rounded half away from zero, all negative, into sum 0.
+void add_halves(sim::sums::ref totals, std::size_t n) {
+  arch::for_each_index(n, [=] SHOAL_DEVICE(std::size_t i) { totals.add_real(0, -2.5 * static_cast<double>(i)); });
+}
+
+/// 1000 lanes add 1 to integer sum 0 and to real sum 1, lane 517 adds `bad` instead of 1.0.
+void add_one_bad(sim::sums::ref totals, double bad) {
+  arch::for_each_index(1000, [=] SHOAL_DEVICE(std::size_t i) {
+    totals.add_real(1, i == 517 ? bad : 1.0);
+    totals.add(0, 1);
+  });
+}
+
+TEST(SimSums, RealValuesBeyondSixtyFourBitsAddUpExactlyInAnyOrder) {
+  SHOAL_REQUIRE_DEVICE();
+  const std::size_t n = 200'003;
+  __int128 want[2] = {};
+  for (std::size_t i = 0; i < n; ++i) {
+    const __int128 sign = i % 3 == 0 ? -1 : 1;
+    // round(i + 0.5) is i + 1 half away from zero: -(i + 1) for the negative ones.
+    const __int128 v = i % 5 == 0 ? (static_cast<__int128>(i % 1000 + 1) << 76) : static_cast<__int128>(i) + 1;
+    want[i % 2] += sign * v;
+  }
+  sim::sums totals(2);
+  add_reals(totals.device(), n);
+  const auto v = totals.read_real(1.0);
+  for (int k = 0; k < 2; ++k) {
+    EXPECT_EQ(v[k], static_cast<double>(want[k])) << "sum " << k;
+    EXPECT_GT(std::fabs(v[k]), 0x1p80) << "sum " << k << " lost its high part";
+  }
+  // Halves round away from zero, as llround does (the apps' sums before add_real).
+  totals.zero();
+  add_halves(totals.device(), n);
+  long long exact = 0;
+  for (std::size_t i = 0; i < n; ++i) exact += std::llround(-2.5 * static_cast<double>(i));
+  EXPECT_EQ(totals.read_real(1e-3)[0], static_cast<double>(exact) * 1e-3);
+}
+
+TEST(SimSums, ARealValueThatIsNotFiniteOrTooLargeIsAnErrorNotAWrongTotal) {
+  SHOAL_REQUIRE_DEVICE();
+  for (const double bad : {std::ldexp(1.0, 88), -std::ldexp(1.0, 90), std::numeric_limits<double>::infinity(),
+                           std::numeric_limits<double>::quiet_NaN()}) {
+    sim::sums totals(2);
+    add_one_bad(totals.device(), bad);
+    EXPECT_THROW(totals.read_real(1e-12), sim::sums_overflow) << bad;
+    EXPECT_EQ(totals.read()[0], 1000) << "the integer sums are not affected";
+    totals.zero();
+    add_one_bad(totals.device(), 2.0);
+    EXPECT_EQ(totals.read_real(1.0)[1], 1001.0) << "zero() clears the error";
+  }
 }
 
 }  // namespace shoal::test

@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "backend/test_support.hpp"
-#include "barnes_hut/barnes_hut_cli.hpp"
+#include "barnes_hut/barnes_hut_model.hpp"
 #include "baselines/barnes_hut_baseline.hpp"
 #include "baselines/collision_baseline.hpp"
 #include "baselines/nbody_baseline.hpp"

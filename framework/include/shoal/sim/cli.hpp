@@ -36,6 +36,7 @@
 #include <fstream>
 #include <limits>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <string_view>
 #include <system_error>
@@ -159,6 +160,22 @@ inline CLI::Validator frame_size() {
       std::to_string(min_frame_side) + ".." + std::to_string(max_frame_side), "frame_size");
 }
 
+/// "" when a heap of `heap_mb` MiB holds the `need` bytes of the model, else the error line
+/// "<who needs> --heap-mb N or more (got M)", `who_needs` being e.g. "a 64 x 48 grid needs".
+inline std::string heap_shortfall(std::uint64_t need, std::uint64_t heap_mb, const std::string& who_needs) {
+  if (heap_mb << 20 >= need) return "";
+  return who_needs + " --heap-mb " + std::to_string((need + (1 << 20) - 1) >> 20) + " or more (got " +
+         std::to_string(heap_mb) + ")";
+}
+
+/// A command-line value found bad only once the model is being made (traffic: a network that
+/// cannot be built, or does not fit --heap-mb): sim::run_model reports it like a parse error,
+/// one line and exit status 2, before any step.
+class usage_error : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
 /// The shared command line of one app. Add the app's own options to app() before parse().
 class app_cli {
  public:
@@ -270,6 +287,29 @@ class app_cli {
         return fail("--resume: checkpoint '" + options_.resume + "' is invalid: its " + flag + " " + why);
     value = saved;
     return -1;
+  }
+
+  /// For a resumed run: reads the model's saved flags (a `T` under `key` in the checkpoint) and
+  /// hands them to `adopt_from(saved)`, which adopt()s each flag and returns -1 or the status of
+  /// the first that fails. A checkpoint without them is one line and status 2. -1 when not
+  /// resuming.
+  template <class T, class F>
+  int adopt_saved(const std::string& key, F&& adopt_from) const {
+    if (!resume_) return -1;
+    T saved{};
+    try {
+      saved = resume_->value<T>(key);
+    } catch (const checkpoint_error& e) {
+      return fail(std::string("--resume: ") + e.what());
+    }
+    return adopt_from(static_cast<const T&>(saved));
+  }
+
+  /// -1 when --heap-mb holds the `need` bytes of the model, else fail() with heap_shortfall()'s
+  /// line (status 2).
+  int require_heap(std::uint64_t need, const std::string& who_needs) const {
+    const std::string shortfall = heap_shortfall(need, options_.heap_mb, who_needs);
+    return shortfall.empty() ? -1 : fail(shortfall);
   }
 
   /// Reports a bad command line found after parse() (e.g. sizes too large for --heap-mb): one

@@ -6,8 +6,10 @@
 ///   wator: backend=cuda device="NVIDIA H100 80GB HBM3 (sm_90, ...)" seed=1 steps=500 heap_mb=1024 width=2048 height=2560
 ///   wator: steps=500 seconds=0.412 steps_per_s=1213.6 fish=1210321 sharks=302212 checksum=5746447
 
+#include <cmath>
 #include <cstdint>
 #include <cstdio>
+#include <cstring>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -53,6 +55,17 @@ struct summary {
   std::vector<std::pair<std::string, std::uint64_t>> populations;
   std::uint64_t checksum = 0;  ///< the app's digest of its final state: same seed and flags, same checksum
 };
+
+/// A checksum of a real result (a kinetic energy): llround(value * scale) while that fits in 62
+/// bits, else the bits of the double, so that any value, however large, gives a defined and
+/// reproducible checksum (a cast of an out-of-range llround is undefined: it gave 0).
+inline std::uint64_t real_checksum(double value, double scale) {
+  const double q = value * scale;
+  if (std::fabs(q) < 0x1p62) return static_cast<std::uint64_t>(std::llround(q));
+  std::uint64_t bits = 0;
+  std::memcpy(&bits, &value, sizeof bits);
+  return bits;
+}
 
 /// "<app>: steps=.. seconds=.. steps_per_s=.. <populations...> checksum=..".
 inline std::string summary_line(std::string_view app, const summary& s) {

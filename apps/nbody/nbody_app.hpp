@@ -1,0 +1,106 @@
+#pragma once
+/// @file
+/// N-body as a program (sim::run_model, shoal/viz/driver.hpp): its flags (--bodies and the
+/// parameters), the heap, the CSV row (bodies, kinetic_energy, momentum_x, momentum_y), the
+/// summary, checkpoints and the picture. The model is in nbody_model.hpp.
+
+#include <cmath>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "nbody_model.hpp"
+#include "nbody_resume.hpp"
+#include "nbody_view.hpp"
+#include "shoal/viz/driver.hpp"
+
+namespace nbody {
+
+/// Heap that n bodies need, with a spare block and room for the heap's own tables.
+inline std::uint64_t heap_bytes_needed(std::uint64_t bodies) {
+  const auto g = shoal::detail::compute_geometry<Space>();
+  const std::uint64_t capacity = g.capacity[Space::type_id<Body>];
+  return ((bodies + capacity - 1) / capacity + 1) * (g.block_bytes + 64) + (std::uint64_t{1} << 20);
+}
+
+class app {
+ public:
+  static constexpr const char* name = "nbody";
+  static constexpr const char* description =
+      "N-body: softened 2-D gravity between all pairs of bodies in the unit box,\n"
+      "bodies bouncing off its walls; all pairs in shared-memory tiles (runtime.all_pairs).";
+  static constexpr shoal::sim::run_options defaults{.steps = 3000, .heap_mb = 64};
+  static constexpr const char* sized_by = "--heap-mb";
+  using flags = model_flags;
+
+  static void add_flags(CLI::App& cli, model_flags& m) {
+    namespace sim = shoal::sim;
+    parameters& p = m.p;
+    cli.add_option("--bodies", m.bodies, "number of bodies")->check(sim::whole_number(1, 1u << 24));
+    cli.add_option("--dt", p.dt, "time step")->check(sim::decimal<float>(1e-9, 1.0));
+    cli.add_option("--softening", p.softening, "softening length")->check(sim::decimal<float>(1e-6, 1.0));
+    cli.add_option("--gravity", p.gravity, "gravitational constant G")->check(sim::decimal<float>(0.0, 1.0));
+    cli.add_option("--max-mass", p.max_mass, "masses are uniform in (0, max]")->check(sim::decimal<float>(1e-6, 1e9));
+    cli.add_option("--max-speed", p.max_speed, "initial speeds are uniform in [-max, max] per axis")
+        ->check(sim::decimal<float>(0.0, 1.0));
+  }
+
+  /// A resumed run continues with the saved bodies and parameters; the heap must hold the bodies.
+  static int check(const shoal::sim::app_cli& cli, model_flags& m) {
+    parameters& p = m.p;
+    if (const int rc = cli.adopt_saved<model_flags>("nbody.model", [&](const model_flags& saved) {
+          int rc = cli.adopt("--bodies", m.bodies, saved.bodies);  // stops at the first difference: one line
+          if (rc < 0) rc = cli.adopt("--dt", p.dt, saved.p.dt);
+          if (rc < 0) rc = cli.adopt("--softening", p.softening, saved.p.softening);
+          if (rc < 0) rc = cli.adopt("--gravity", p.gravity, saved.p.gravity);
+          if (rc < 0) rc = cli.adopt("--max-mass", p.max_mass, saved.p.max_mass);
+          if (rc < 0) rc = cli.adopt("--max-speed", p.max_speed, saved.p.max_speed);
+          return rc;
+        });
+        rc >= 0)
+      return rc;
+    return cli.require_heap(heap_bytes_needed(m.bodies), std::to_string(m.bodies) + " bodies need");
+  }
+
+  app(const model_flags& m, const shoal::sim::run_options& o) : flags_(m), seed_(o.seed), rt_(o.heap_mb << 20) {}
+
+  shoal::runtime<Space>& runtime() { return rt_; }
+  shoal::sim::fields header() const { return {{"bodies", std::to_string(flags_.bodies)}}; }
+  static std::vector<std::string> csv_columns() { return {"bodies", "kinetic_energy", "momentum_x", "momentum_y"}; }
+
+  void populate() { nbody::populate(rt_, flags_.bodies, seed_, flags_.p); }
+  void step(std::uint64_t, shoal::sim::phase_timer& timer) { nbody::step(rt_, flags_.p, timer); }
+  std::vector<shoal::sim::csv_value> csv_row() {
+    const totals t = measure(rt_, scratch_);
+    return {t.bodies, energy(t.kinetic_energy), energy(t.momentum_x), energy(t.momentum_y)};
+  }
+  shoal::sim::summary result() {
+    const totals t = measure(rt_, scratch_);
+    shoal::sim::summary s;
+    s.populations = {{"bodies", t.bodies}};
+    // The kinetic energy in 1e-12 units: equal on one backend run to run, close across backends.
+    s.checksum = shoal::sim::real_checksum(t.kinetic_energy, 1e12);
+    return s;
+  }
+
+  void save(shoal::checkpoint::writer& w) { save_state(w, rt_, flags_); }
+  void resume(const shoal::checkpoint::reader& r) { nbody::resume(rt_, flags_, r); }
+
+  shoal::viz::scene_spec scene(const shoal::sim::run_options& o) const { return view::scene(o); }
+  void show_in(shoal::viz::rect area) { painter_.emplace(area, flags_.p.max_mass); }
+  void count(unsigned long long* values) { census_.count_into(values); }
+  void paint(shoal::viz::canvas_view c, shoal::viz::rect) { painter_->paint(rt_, c); }
+
+ private:
+  static shoal::sim::fixed energy(double v) { return {v, 9}; }
+
+  model_flags flags_;
+  std::uint64_t seed_;
+  shoal::runtime<Space> rt_;
+  shoal::sim::sums scratch_{4};
+  shoal::sim::census<Space> census_{rt_};
+  std::optional<view::painter> painter_;  // made by show_in, for the viewer's scene
+};
+
+}  // namespace nbody
