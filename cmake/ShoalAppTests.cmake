@@ -36,6 +36,25 @@ function(shoal_add_app_test name)
   endif()
 endfunction()
 
+# shoal_add_app_golden(<app> GOLDEN <file> ARGS <args>... [LABELS <labels>])
+#
+# <app>_golden: the app's CSV for ARGS must be <file> byte for byte (cmake/ShoalCheckGolden.cmake
+# names the first line that differs). The files were written by the apps before they moved to
+# sim::run_model, so a change to the driver or the models that alters a result shows here. cpu
+# builds only: the golden files are the cpu backend's, and a GPU run is compared with its own
+# earlier output by hand (the closing notes of the issues).
+function(shoal_add_app_golden app)
+  cmake_parse_arguments(PARSE_ARGV 1 arg "" "GOLDEN;LABELS" "ARGS")
+  if(NOT SHOAL_BACKEND STREQUAL "cpu")
+    return()
+  endif()
+  list(JOIN arg_ARGS "|" args)
+  add_test(NAME ${app}_golden
+    COMMAND ${CMAKE_COMMAND} "-DPROGRAM=$<TARGET_FILE:${app}>" "-DARGS=${args}" "-DGOLDEN=${arg_GOLDEN}"
+      "-DOUT=${CMAKE_CURRENT_BINARY_DIR}/${app}_golden.csv" -P "${CMAKE_CURRENT_FUNCTION_LIST_DIR}/ShoalCheckGolden.cmake")
+  set_tests_properties(${app}_golden PROPERTIES TIMEOUT 300 LABELS "${arg_LABELS}")
+endfunction()
+
 # gtest_discover_tests(), for shoal_add_app_gtests: a directory that includes this file has it.
 include(GoogleTest)
 

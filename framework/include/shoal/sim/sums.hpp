@@ -48,7 +48,7 @@ class sums {
     /// [0, n) the integer sums (signed values in two's complement); for add_real, [n, 2n) the
     /// low words, [2n, 3n) the high words, [3n, 4n) the high words' wraps; [4n] out of range.
     unsigned long long* words;
-    std::size_t n;
+    std::size_t n;  ///< how many sums
 
     /// Adds v (may be negative: two's complement wraps to the right signed sum) to sum k.
     /// On the GPU the lanes of a warp adding to the same sum add up first and one of them adds
