@@ -31,36 +31,24 @@ class app {
   static constexpr shoal::sim::run_options defaults{.steps = 200, .heap_mb = 256};
   static constexpr const char* sized_by = "--heap-mb";
   using flags = model_flags;
+  static constexpr const char* saved_flags = "barnes_hut.model";  // save() writes the flags there
 
-  static void add_flags(CLI::App& cli, model_flags& m) {
+  static void add_flags(shoal::sim::flag_table<model_flags>& t, model_flags& m) {
     namespace sim = shoal::sim;
     parameters& p = m.p;
-    cli.add_option("--bodies", m.bodies, "number of bodies")->check(sim::whole_number(1, 1u << 24));
-    cli.add_option("--dt", p.dt, "time step")->check(sim::decimal<float>(1e-9, 1.0));
-    cli.add_option("--gravity", p.gravity, "gravitational constant G")->check(sim::decimal<float>(0.0, 1.0));
-    cli.add_option("--damping", p.damping, "added to r^2 in the force law G m M / (r^2 + damping)")
+    t.add("--bodies", m.bodies, "number of bodies")->check(sim::whole_number(1, 1u << 24));
+    t.add("--dt", p.dt, "time step")->check(sim::decimal<float>(1e-9, 1.0));
+    t.add("--gravity", p.gravity, "gravitational constant G")->check(sim::decimal<float>(0.0, 1.0));
+    t.add("--damping", p.damping, "added to r^2 in the force law G m M / (r^2 + damping)")
         ->check(sim::decimal<float>(1e-6, 1.0));
-    cli.add_option("--max-mass", p.max_mass, "masses are uniform in [0.5, 1) x max")
+    t.add("--max-mass", p.max_mass, "masses are uniform in [0.5, 1) x max")
         ->check(sim::decimal<float>(1e-6, 1e9));
-    cli.add_option("--theta", p.theta, "opening angle: a cell of width w at distance d acts whole when w < theta d")
+    t.add("--theta", p.theta, "opening angle: a cell of width w at distance d acts whole when w < theta d")
         ->check(sim::decimal<float>(0.0, 2.0));
   }
 
-  /// A resumed run continues with the saved bodies and parameters; the heap must hold the bodies
-  /// and their tree.
+  /// The heap must hold the bodies and their tree (a resumed run has its saved flags by now).
   static int check(const shoal::sim::app_cli& cli, model_flags& m) {
-    parameters& p = m.p;
-    if (const int rc = cli.adopt_saved<model_flags>("barnes_hut.model", [&](const model_flags& saved) {
-          int rc = cli.adopt("--bodies", m.bodies, saved.bodies);  // stops at the first difference: one line
-          if (rc < 0) rc = cli.adopt("--dt", p.dt, saved.p.dt);
-          if (rc < 0) rc = cli.adopt("--gravity", p.gravity, saved.p.gravity);
-          if (rc < 0) rc = cli.adopt("--damping", p.damping, saved.p.damping);
-          if (rc < 0) rc = cli.adopt("--max-mass", p.max_mass, saved.p.max_mass);
-          if (rc < 0) rc = cli.adopt("--theta", p.theta, saved.p.theta);
-          return rc;
-        });
-        rc >= 0)
-      return rc;
     return cli.require_heap(heap_bytes_needed(m.bodies), std::to_string(m.bodies) + " bodies and their tree need");
   }
 

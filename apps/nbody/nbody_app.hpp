@@ -33,33 +33,22 @@ class app {
   static constexpr shoal::sim::run_options defaults{.steps = 3000, .heap_mb = 64};
   static constexpr const char* sized_by = "--heap-mb";
   using flags = model_flags;
+  static constexpr const char* saved_flags = "nbody.model";  // save() writes the flags there
 
-  static void add_flags(CLI::App& cli, model_flags& m) {
+  static void add_flags(shoal::sim::flag_table<model_flags>& t, model_flags& m) {
     namespace sim = shoal::sim;
     parameters& p = m.p;
-    cli.add_option("--bodies", m.bodies, "number of bodies")->check(sim::whole_number(1, 1u << 24));
-    cli.add_option("--dt", p.dt, "time step")->check(sim::decimal<float>(1e-9, 1.0));
-    cli.add_option("--softening", p.softening, "softening length")->check(sim::decimal<float>(1e-6, 1.0));
-    cli.add_option("--gravity", p.gravity, "gravitational constant G")->check(sim::decimal<float>(0.0, 1.0));
-    cli.add_option("--max-mass", p.max_mass, "masses are uniform in (0, max]")->check(sim::decimal<float>(1e-6, 1e9));
-    cli.add_option("--max-speed", p.max_speed, "initial speeds are uniform in [-max, max] per axis")
+    t.add("--bodies", m.bodies, "number of bodies")->check(sim::whole_number(1, 1u << 24));
+    t.add("--dt", p.dt, "time step")->check(sim::decimal<float>(1e-9, 1.0));
+    t.add("--softening", p.softening, "softening length")->check(sim::decimal<float>(1e-6, 1.0));
+    t.add("--gravity", p.gravity, "gravitational constant G")->check(sim::decimal<float>(0.0, 1.0));
+    t.add("--max-mass", p.max_mass, "masses are uniform in (0, max]")->check(sim::decimal<float>(1e-6, 1e9));
+    t.add("--max-speed", p.max_speed, "initial speeds are uniform in [-max, max] per axis")
         ->check(sim::decimal<float>(0.0, 1.0));
   }
 
-  /// A resumed run continues with the saved bodies and parameters; the heap must hold the bodies.
+  /// The heap must hold the bodies (a resumed run has its saved flags by now).
   static int check(const shoal::sim::app_cli& cli, model_flags& m) {
-    parameters& p = m.p;
-    if (const int rc = cli.adopt_saved<model_flags>("nbody.model", [&](const model_flags& saved) {
-          int rc = cli.adopt("--bodies", m.bodies, saved.bodies);  // stops at the first difference: one line
-          if (rc < 0) rc = cli.adopt("--dt", p.dt, saved.p.dt);
-          if (rc < 0) rc = cli.adopt("--softening", p.softening, saved.p.softening);
-          if (rc < 0) rc = cli.adopt("--gravity", p.gravity, saved.p.gravity);
-          if (rc < 0) rc = cli.adopt("--max-mass", p.max_mass, saved.p.max_mass);
-          if (rc < 0) rc = cli.adopt("--max-speed", p.max_speed, saved.p.max_speed);
-          return rc;
-        });
-        rc >= 0)
-      return rc;
     return cli.require_heap(heap_bytes_needed(m.bodies), std::to_string(m.bodies) + " bodies need");
   }
 

@@ -27,24 +27,6 @@ inline std::int64_t max_agent_sugar(const model_flags& f) {
   return static_cast<std::int64_t>(f.max_endowment + f.max_age * (f.sugar_capacity + f.max_diffusion));
 }
 
-/// A resumed run takes the saved flags (-1), unless one was given with another value (status 2).
-inline int adopt_flags(const shoal::sim::app_cli& cli, model_flags& f, const model_flags& s) {
-  int rc = cli.adopt("--width", f.width, s.width);  // stops at the first difference: one line
-  if (rc < 0) rc = cli.adopt("--height", f.height, s.height);
-  if (rc < 0) rc = cli.adopt("--male-probability", f.male_probability, s.male_probability);
-  if (rc < 0) rc = cli.adopt("--female-probability", f.female_probability, s.female_probability);
-  if (rc < 0) rc = cli.adopt("--max-vision", f.max_vision, s.max_vision);
-  if (rc < 0) rc = cli.adopt("--max-age", f.max_age, s.max_age);
-  if (rc < 0) rc = cli.adopt("--max-endowment", f.max_endowment, s.max_endowment);
-  if (rc < 0) rc = cli.adopt("--max-metabolism", f.max_metabolism, s.max_metabolism);
-  if (rc < 0) rc = cli.adopt("--sugar-capacity", f.sugar_capacity, s.sugar_capacity);
-  if (rc < 0) rc = cli.adopt("--max-grow-rate", f.max_grow_rate, s.max_grow_rate);
-  if (rc < 0) rc = cli.adopt("--max-diffusion", f.max_diffusion, s.max_diffusion);
-  if (rc < 0) rc = cli.adopt("--min-mating-age", f.min_mating_age, s.min_mating_age);
-  if (rc < 0) rc = cli.adopt("--max-children", f.max_children, s.max_children);
-  return rc;
-}
-
 class app {
  public:
   static constexpr const char* name = "sugarscape";
@@ -57,40 +39,39 @@ class app {
   static constexpr shoal::sim::run_options defaults{.steps = 1000, .seed = 42, .heap_mb = 256};
   static constexpr const char* sized_by = "--heap-mb / --width / --height";
   using flags = model_flags;
+  static constexpr const char* saved_flags = "sugarscape.model";  // save() writes the flags there
 
-  static void add_flags(CLI::App& cli, model_flags& f) {
+  static void add_flags(shoal::sim::flag_table<model_flags>& t, model_flags& f) {
     namespace sim = shoal::sim;
-    cli.add_option("--width", f.width, "grid width in cells")->check(sim::whole_number(1, 65536));
-    cli.add_option("--height", f.height, "grid height in cells")->check(sim::whole_number(1, 65536));
-    cli.add_option("--male-probability", f.male_probability, "chance that a cell starts with a male")
+    t.add("--width", f.width, "grid width in cells")->check(sim::whole_number(1, 65536));
+    t.add("--height", f.height, "grid height in cells")->check(sim::whole_number(1, 65536));
+    t.add("--male-probability", f.male_probability, "chance that a cell starts with a male")
         ->check(sim::decimal(0.0, 1.0));
-    cli.add_option("--female-probability", f.female_probability, "chance that a cell starts with a female")
+    t.add("--female-probability", f.female_probability, "chance that a cell starts with a female")
         ->check(sim::decimal(0.0, 1.0));
-    cli.add_option("--max-vision", f.max_vision, "agents see 1..N cells along the four axes")
+    t.add("--max-vision", f.max_vision, "agents see 1..N cells along the four axes")
         ->check(sim::whole_number(1, 64));
-    cli.add_option("--max-age", f.max_age, "agents die past an age in [2/3, 1] x N")
+    t.add("--max-age", f.max_age, "agents die past an age in [2/3, 1] x N")
         ->check(sim::whole_number(1, max_age_limit));
-    cli.add_option("--max-endowment", f.max_endowment, "initial sugar in [1/4, 1] x N")
+    t.add("--max-endowment", f.max_endowment, "initial sugar in [1/4, 1] x N")
         ->check(sim::whole_number(1, sugar_limit));
-    cli.add_option("--max-metabolism", f.max_metabolism, "sugar burnt a step, in [1/3, 1] x N")
+    t.add("--max-metabolism", f.max_metabolism, "sugar burnt a step, in [1/3, 1] x N")
         ->check(sim::whole_number(1, sugar_limit));
-    cli.add_option("--sugar-capacity", f.sugar_capacity, "most sugar a cell grows to")
+    t.add("--sugar-capacity", f.sugar_capacity, "most sugar a cell grows to")
         ->check(sim::whole_number(1, sugar_limit));
-    cli.add_option("--max-grow-rate", f.max_grow_rate, "sugar grown a step on the richest cells (2%; N/2 on 2%, N/4 on 4%)")
+    t.add("--max-grow-rate", f.max_grow_rate, "sugar grown a step on the richest cells (2%; N/2 on 2%, N/4 on 4%)")
         ->check(sim::whole_number(0, sugar_limit));
-    cli.add_option("--max-diffusion", f.max_diffusion, "most sugar a cell gives its neighbours a step")
+    t.add("--max-diffusion", f.max_diffusion, "most sugar a cell gives its neighbours a step")
         ->check(sim::whole_number(0, sugar_limit));
-    cli.add_option("--min-mating-age", f.min_mating_age, "agents mate from this age")
+    t.add("--min-mating-age", f.min_mating_age, "agents mate from this age")
         ->check(sim::whole_number(0, max_age_limit));
-    cli.add_option("--max-children", f.max_children, "a female has at most [1/4, 1] x N children")
+    t.add("--max-children", f.max_children, "a female has at most [1/4, 1] x N children")
         ->check(sim::whole_number(0, 1000));
   }
 
   /// A resumed run continues the saved world (its flags come from the checkpoint); the heap must
   /// hold a grid full of the largest agent.
   static int check(const shoal::sim::app_cli& cli, model_flags& f) {
-    const auto adopt = [&](const model_flags& saved) { return adopt_flags(cli, f, saved); };
-    if (const int rc = cli.adopt_saved<model_flags>("sugarscape.model", adopt); rc >= 0) return rc;
     if (f.male_probability + f.female_probability > 1.0)
       return cli.fail("--male-probability and --female-probability add up to more than 1");
     const std::uint64_t cells = f.width * f.height;

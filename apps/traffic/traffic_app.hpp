@@ -67,24 +67,24 @@ class app {
   static constexpr const char* sized_by = "--heap-mb / --intersections / --cell-length";
   using flags = options;
 
-  static void add_flags(CLI::App& cli, options& o) {
+  static void add_flags(shoal::sim::flag_table<options>& t, options& o) {
     namespace sim = shoal::sim;
-    cli.add_option("--intersections", o.network.intersections, "intersections at random points of the unit square")
+    t.add("--intersections", o.network.intersections, "intersections at random points of the unit square")
         ->check(sim::whole_number(2, cell::max_intersections));
-    cli.add_option("--cell-length", o.network.cell_length, "length of a street cell (the square is 1 wide)")
+    t.add("--cell-length", o.network.cell_length, "length of a street cell (the square is 1 wide)")
         ->check(sim::decimal(1e-4, 1.0));
-    cli.add_option("--producer-ratio", o.network.producer_ratio, "fraction of cells that produce cars")
+    t.add("--producer-ratio", o.network.producer_ratio, "fraction of cells that produce cars")
         ->check(sim::decimal(0.0, 1.0));
-    cli.add_option("--target-ratio", o.network.target_ratio, "fraction of cells where cars leave")
+    t.add("--target-ratio", o.network.target_ratio, "fraction of cells where cars leave")
         ->check(sim::decimal(0.0, 1.0));
-    cli.add_option("--car-probability", o.model.car_probability,
+    t.add("--car-probability", o.model.car_probability,
                    "probability that a free producer cell creates a car in a step")
         ->check(sim::decimal(0.0, 1.0));
-    cli.add_option("--slow-probability", o.model.slow_probability, "probability of a random slow-down by 1")
+    t.add("--slow-probability", o.model.slow_probability, "probability of a random slow-down by 1")
         ->check(sim::decimal(0.0, 1.0));
-    cli.add_option("--light-period", o.model.light_period, "steps between two switches of a traffic light")
+    t.add("--light-period", o.model.light_period, "steps between two switches of a traffic light")
         ->check(sim::whole_number(1, 1000000));
-    cli.add_option("--max-speed", o.model.max_speed,
+    t.add("--max-speed", o.model.max_speed,
                    "cars and streets get top speeds of max-speed/2 .. max-speed - 1 cells per step")
         ->check(sim::whole_number(2, cell::max_limit + 1));
   }

@@ -60,7 +60,8 @@ struct car_marks {
   SHOAL_DEVICE void operator()(std::uint32_t cell, std::uint32_t velocity) const {
     for (std::uint32_t k = first[cell]; k < first[cell + 1]; ++k)
       shoal::arch::fetch_max_relaxed(level[pixel[k]], level_car + (15 - velocity));
-    const shoal::sim::sums::ref t{tallies + 2 * (static_cast<std::uint32_t>(shoal::arch::processor_id()) % stripes)};
+    // Two integer sums of a stripe (add_real is not used: no words beyond them).
+    const shoal::sim::sums::ref t{tallies + 2 * (static_cast<std::uint32_t>(shoal::arch::processor_id()) % stripes), 2};
     t.add(0, 1);
     if (velocity == 0) t.add(1, 1);
   }

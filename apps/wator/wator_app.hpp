@@ -37,22 +37,17 @@ class app {
   static constexpr shoal::sim::run_options defaults{.steps = 500, .heap_mb = 512};
   static constexpr const char* sized_by = "--heap-mb / --width / --height";
   using flags = grid_size;
+  static constexpr const char* saved_flags = "wator.grid";  // save() writes the flags there
 
-  static void add_flags(CLI::App& cli, grid_size& grid) {
+  static void add_flags(shoal::sim::flag_table<grid_size>& t, grid_size& grid) {
     namespace sim = shoal::sim;
-    cli.add_option("--width", grid.width, "grid width in cells")->check(sim::whole_number(1, 65536));
-    cli.add_option("--height", grid.height, "grid height in cells")->check(sim::whole_number(1, 65536));
+    t.add("--width", grid.width, "grid width in cells")->check(sim::whole_number(1, 65536));
+    t.add("--height", grid.height, "grid height in cells")->check(sim::whole_number(1, 65536));
   }
 
   /// A resumed run continues the saved grid (its size comes from the checkpoint); the heap must
   /// hold a grid full of the largest agent.
   static int check(const shoal::sim::app_cli& cli, grid_size& grid) {
-    if (const int rc = cli.adopt_saved<grid_size>("wator.grid", [&](const grid_size& saved) {
-          const int rc = cli.adopt("--width", grid.width, saved.width);
-          return rc >= 0 ? rc : cli.adopt("--height", grid.height, saved.height);
-        });
-        rc >= 0)
-      return rc;
     const std::uint64_t cells = grid.width * grid.height;
     if (cells > (std::uint64_t{1} << 31))
       return cli.fail("--width " + std::to_string(grid.width) + " --height " + std::to_string(grid.height) +

@@ -36,19 +36,10 @@ struct meadow {
   static constexpr const char* description = "Tutorial step 5: the rabbits of step 2 as a complete program.";
   static constexpr sim::run_options defaults{.steps = 20, .heap_mb = 64};
   struct flags { std::uint64_t rabbits = 100; };
-  static void add_flags(CLI::App& app, flags& f) {
-    app.add_option("--rabbits", f.rabbits, "rabbits on the first day")->check(sim::whole_number(1, 1'000'000));
+  static constexpr const char* saved_flags = "meadow.flags";  // a resumed run takes them from here
+  static void add_flags(sim::flag_table<flags>& t, flags& f) {
+    t.add("--rabbits", f.rabbits, "rabbits on the first day")->check(sim::whole_number(1, 1'000'000));
   }
-  /// A resumed run goes on with its saved rabbits: --rabbits comes from the checkpoint.
-  static int check(const sim::app_cli& cli, flags& f) {
-    if (cli.resume() == nullptr) return -1;
-    try {
-      return cli.adopt("--rabbits", f.rabbits, cli.resume()->value<std::uint64_t>("meadow.rabbits"));
-    } catch (const shoal::checkpoint_error& e) {
-      return cli.fail(std::string("--resume: ") + e.what());
-    }
-  }
-
   meadow(const flags& f, const sim::run_options& o) : rabbits_(f.rabbits), rt_(o.heap_mb << 20) {}
   shoal::runtime<Meadow>& runtime() { return rt_; }
   sim::fields header() const { return {{"rabbits", std::to_string(rabbits_)}}; }
@@ -68,7 +59,7 @@ struct meadow {
   }
 
   void save(shoal::checkpoint::writer& w) {
-    w.value("meadow.rabbits", rabbits_);
+    w.value("meadow.flags", flags{rabbits_});
     rt_.save_heap(w);
   }
   /// The file may come from anyone. load_heap checks the heap's structure; the model checks

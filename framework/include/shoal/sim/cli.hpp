@@ -29,10 +29,12 @@
 #include <cerrno>
 #include <charconv>
 #include <cmath>
+#include <cstddef>
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <functional>
 #include <fstream>
 #include <limits>
 #include <optional>
@@ -42,6 +44,7 @@
 #include <system_error>
 #include <type_traits>
 #include <utility>
+#include <vector>
 
 #include <CLI/CLI.hpp>
 
@@ -463,6 +466,52 @@ class app_cli {
                   " of the --resume checkpoint (--steps counts all steps, those before the checkpoint too)");
     return -1;
   }
+};
+
+/// A model's own flags, each declared once: add() puts it on the command line (a CLI11 option
+/// bound to a member of the model's flags struct) and remembers where that member lies in the
+/// struct, so that adopt() can take every flag from a saved copy of it (a --resume checkpoint)
+/// without a second list of the flags.
+template <class Flags>
+class flag_table {
+  static_assert(std::is_trivially_copyable_v<Flags>, "the flags are saved in checkpoints as bytes");
+
+ public:
+  /// The table of `flags`, whose options go on `app`.
+  flag_table(CLI::App& app, Flags& flags) : app_(app), flags_(flags) {}
+
+  /// Adds option `name` bound to `member`, which must be a member of the flags (at any depth);
+  /// returns the option, for ->check(...).
+  template <class T>
+  CLI::Option* add(const std::string& name, T& member, const std::string& help) {
+    const std::ptrdiff_t at = reinterpret_cast<const char*>(&member) - reinterpret_cast<const char*>(&flags_);
+    if (at < 0 || static_cast<std::size_t>(at) + sizeof(T) > sizeof(Flags))
+      throw std::logic_error("flag_table::add: " + name + " is bound to something outside the model's flags");
+    adopters_.push_back([name, at](const app_cli& cli, Flags& live, const Flags& saved) {
+      return cli.adopt(name, member_at<T>(live, at), member_at<T>(saved, at));
+    });
+    return app_.add_option(name, member, help);
+  }
+
+  /// Takes every flag from `saved` with app_cli::adopt (a flag given with another value is an
+  /// error line); -1, or the status of the first that fails.
+  int adopt(const app_cli& cli, const Flags& saved) const {
+    for (const auto& adopt_one : adopters_)
+      if (const int rc = adopt_one(cli, flags_, saved); rc >= 0) return rc;
+    return -1;
+  }
+
+ private:
+  template <class T, class F>
+  static auto& member_at(F& flags, std::ptrdiff_t at) {
+    using byte = std::conditional_t<std::is_const_v<F>, const char, char>;
+    using member = std::conditional_t<std::is_const_v<F>, const T, T>;
+    return *reinterpret_cast<member*>(reinterpret_cast<byte*>(&flags) + at);
+  }
+
+  CLI::App& app_;
+  Flags& flags_;
+  std::vector<std::function<int(const app_cli&, Flags&, const Flags&)>> adopters_;
 };
 
 }  // namespace shoal::sim

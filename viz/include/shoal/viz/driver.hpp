@@ -16,7 +16,11 @@
 ///     static constexpr const char* description = "...";      // --help's first lines
 ///     static constexpr sim::run_options defaults{.steps = 500, .heap_mb = 512};
 ///     struct flags { std::uint64_t width = 2048; };          // the model's own command-line values
-///     static void add_flags(CLI::App& app, flags& f);        // adds --width ... to the command line
+///     static void add_flags(sim::flag_table<flags>& t, flags& f) {  // each flag once:
+///       t.add("--width", f.width, "grid width")->check(sim::whole_number(1, 65536));
+///     }
+///     static constexpr const char* saved_flags = "wator.grid";  // optional: on --resume, the flags
+///                                                            //   come from the flags save() wrote here
 ///     static int check(const sim::app_cli& cli, flags& f);   // optional: after parsing; -1 goes on,
 ///                                                            //   else an exit status (cli.fail(...))
 ///     model(const flags& f, const sim::run_options& o);      // the heap and the model's device state;
@@ -80,13 +84,20 @@ constexpr run_options model_defaults() {
 }
 
 /// Parses and checks a model's command line on `cli` (made with model_defaults<Model>()):
-/// the shared flags, the model's (Model::add_flags) and its own checks (Model::check). Returns
+/// the shared flags, the model's (Model::add_flags), on --resume the model's flags saved under
+/// Model::saved_flags, and its own checks (Model::check). Returns
 /// -1 when the run should go on, else the exit status (0 after --help, 2 after one error line).
 /// A function of its own so that tests run the very parser of the program.
 template <class Model>
 int parse_model_command_line(app_cli& cli, typename Model::flags& flags, int argc, const char* const* argv) {
-  Model::add_flags(cli.app(), flags);
+  flag_table<typename Model::flags> table(cli.app(), flags);
+  Model::add_flags(table, flags);
   if (const int rc = cli.parse(argc, argv); rc >= 0) return rc;
+  // A resumed run takes the model's flags from the checkpoint, where save() put them.
+  if constexpr (requires { Model::saved_flags; }) {
+    const auto adopt = [&](const typename Model::flags& saved) { return table.adopt(cli, saved); };
+    if (const int rc = cli.adopt_saved<typename Model::flags>(Model::saved_flags, adopt); rc >= 0) return rc;
+  }
   if constexpr (requires { { Model::check(cli, flags) } -> std::same_as<int>; }) return Model::check(cli, flags);
   return -1;
 }
