@@ -100,10 +100,18 @@ endfunction()
 # the case's arguments and passes when it ends with exit status 2 and exactly one line on stderr,
 # "<app>: error: ..." matching <mention> (a regular expression: the flag or value at fault). An
 # app that reports the mistake and then runs anyway, or fails some other way, fails the test.
+# Every app also gets the cases of the shared command line (shoal_shared_bad_flags), so CASES
+# lists only the app's own flags and checks.
+set(shoal_shared_bad_flags
+    "unknown_flag|--bogus|--bogus"
+    "zero_steps|--steps=0|--steps"
+    "steps_not_a_number|--steps=ten|ten"
+    "csv_unwritable|--csv=/nonexistent-dir/x.csv|--csv"
+    "frames_unwritable|--frames=/proc/shoal-frames|--frames")
 function(shoal_add_app_bad_flags app)
   # LABELS is one value: "gpu;cuda" goes on to shoal_add_app_test as one argument, as it did before.
   cmake_parse_arguments(PARSE_ARGV 1 arg "" "LABELS" "CASES")
-  foreach(bad IN LISTS arg_CASES)
+  foreach(bad IN LISTS shoal_shared_bad_flags arg_CASES)
     string(REPLACE "|" ";" parts "${bad}")
     list(POP_FRONT parts what)
     list(POP_BACK parts mention)

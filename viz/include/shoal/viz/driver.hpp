@@ -2,7 +2,7 @@
 /// @file
 /// The app driver: a model is a class, and its program is one line.
 ///
-///   int main(int argc, char** argv) { return shoal::sim::run_model<wator::model>(argc, argv); }
+///   int main(int argc, char** argv) { return shoal::sim::run_model<wator::app>(argc, argv); }
 ///
 /// run_model() owns the run: the command line (the shared flags plus the model's own), the
 /// checks of every output before step 1, the heap, resume or populate, the step loop with its
@@ -11,10 +11,12 @@
 ///
 /// A model describes itself with a class (see the tutorial's step 5 and the apps):
 ///
-///   struct model {
+///   struct app {
 ///     static constexpr const char* name = "wator";           // program name and output prefix
 ///     static constexpr const char* description = "...";      // --help's first lines
 ///     static constexpr sim::run_options defaults{.steps = 500, .heap_mb = 512};
+///     static constexpr const char* sized_by = "--heap-mb / --width";  // optional: the flags named
+///                                                            //   when the constructor's memory fails
 ///     struct flags { std::uint64_t width = 2048; };          // the model's own command-line values
 ///     static void add_flags(sim::flag_table<flags>& t, flags& f) {  // each flag once:
 ///       t.add("--width", f.width, "grid width")->check(sim::whole_number(1, 65536));
@@ -23,7 +25,7 @@
 ///                                                            //   come from the flags save() wrote here
 ///     static int check(const sim::app_cli& cli, flags& f);   // optional: after parsing; -1 goes on,
 ///                                                            //   else an exit status (cli.fail(...))
-///     model(const flags& f, const sim::run_options& o);      // the heap and the model's device state;
+///     app(const flags& f, const sim::run_options& o);        // the heap and the model's device state;
 ///                                                            //   may throw sim::usage_error (status 2)
 ///     shoal::runtime<Heap>& runtime();
 ///     sim::fields header() const;                            // sizes for the run header
