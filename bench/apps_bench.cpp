@@ -212,7 +212,7 @@ void barnes_hut_static(benchmark::State& state, std::uint64_t bodies, std::uint3
   report_steps(state, steps);
 }
 
-/// Collision: the app's heap (collision_app.hpp's sizing, 2x for the blocks that merges leave
+/// Collision: twice the heap its bodies need (room for the blocks that merges leave
 /// part-full) and its steps from the initial state.
 void collision_app(benchmark::State& state, std::uint64_t bodies, std::uint32_t steps) {
   const collision::parameters params;

@@ -17,13 +17,6 @@
 
 namespace nbody {
 
-/// Heap that n bodies need, with a spare block and room for the heap's own tables.
-inline std::uint64_t heap_bytes_needed(std::uint64_t bodies) {
-  const auto g = shoal::detail::compute_geometry<Space>();
-  const std::uint64_t capacity = g.capacity[Space::type_id<Body>];
-  return ((bodies + capacity - 1) / capacity + 1) * (g.block_bytes + 64) + (std::uint64_t{1} << 20);
-}
-
 class app {
  public:
   static constexpr const char* name = "nbody";
@@ -49,7 +42,8 @@ class app {
 
   /// The heap must hold the bodies (a resumed run has its saved flags by now).
   static int check(const shoal::sim::app_cli& cli, model_flags& m) {
-    return cli.require_heap(heap_bytes_needed(m.bodies), std::to_string(m.bodies) + " bodies need");
+    // The bodies never grow in number: their blocks and the heap's tables are all it needs.
+    return cli.require_heap(shoal::runtime<Space>::bytes_for<Body>(m.bodies), std::to_string(m.bodies) + " bodies need");
   }
 
   app(const model_flags& m, const shoal::sim::run_options& o) : flags_(m), seed_(o.seed), rt_(o.heap_mb << 20) {}
