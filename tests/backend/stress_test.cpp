@@ -223,7 +223,10 @@ void make_mixed(HiveRuntime& rt, std::uint64_t n, tally* t) {
 TEST(Stress, NearlyFullHeapOfThreeClassesUnderReplacement) {
   SHOAL_REQUIRE_DEVICE();
   oversubscribe threads;
-  HiveRuntime rt(std::size_t{96} << 20 >> (scale_down > 1 ? 4 : 3) >> scale_shift());
+  // Under the sanitizers the heap shrinks by 1.5x the scale's shift, as in the exhaustion test
+  // below: at scale_shift() alone racecheck ran past 220 s on the H100 (SHOAL_TEST_SCALE=16).
+  const int shrink = scale_shift() * 3 / 2;
+  HiveRuntime rt(std::size_t{96} << 20 >> (scale_down > 1 ? 4 : 3) >> shrink);
   arch::device_buffer<tally> tb(1);
   tb.zero();
   population pop;
@@ -240,7 +243,10 @@ TEST(Stress, NearlyFullHeapOfThreeClassesUnderReplacement) {
   t = tb.read(0);
   expect_consistent(rt, pop, t, "replacement");
   print("99.9%-full replacement", t);
-  EXPECT_GE(t.made + t.destroyed, (scale_down > 1 ? 1'000'000ull : 10'000'000ull) / test_scale() / test_scale());
+  // The volume shrinks with the rounds and the heap; scaled down, the bound is only a floor
+  // against a stalled run, with a margin of 2 (the rounds' floor and the block size vary).
+  const std::uint64_t volume = (scale_down > 1 ? 1'000'000ull : 10'000'000ull) / test_scale() >> shrink;
+  EXPECT_GE(t.made + t.destroyed, shrink > 0 ? volume / 2 : volume);
   EXPECT_GT(t.failed, t.made / 100) << "the heap was not kept near full";
   release(rt, pop, 1, tb.data());
   expect_consistent(rt, pop, tb.read(0), "emptied");
