@@ -649,6 +649,7 @@ TEST(Stock, FlushRacingFrees) {
   // Room for two rounds of objects of every class and the survivors: nobody finds it full.
   PondRuntime rt(PondRuntime::bytes_for<Fry, Roe, Kelp>(2 * p, 2 * p, 2 * p));
   arch::device_buffer<void*> obj(p * (rounds + 1));
+  obj.zero();  // rounds' makes fill it as they go: a slot not yet made must read nullptr
   arch::device_buffer<tally> tb(1);
   tb.zero();
   make_population(rt, p, obj.data(), tb.data());
