@@ -296,7 +296,8 @@ struct totals {
 inline totals measure(shoal::runtime<Space>& rt, shoal::sim::sums& scratch) {
   scratch.zero();
   rt.parallel_do<&Body::report>(scratch.device());
-  // One download: in units (1e-6 for the mass, 1e-12 for the rest), scaled here.
+  // The real sums in one read, in units (1e-6 for the mass, 1e-12 for the rest), scaled here;
+  // the body count is an integer sum (read()).
   const auto v = scratch.read_real(1.0, "the run diverged: lower --gravity, --dt or --max-mass");
   return {static_cast<std::uint64_t>(scratch.read()[0]), v[1] * 1e-6, v[2] * 1e-12, v[3] * 1e-12, v[4] * 1e-12};
 }
