@@ -24,6 +24,7 @@
 #include "shoal/dsl/object.hpp"
 #include "shoal/heap/heap.hpp"
 #include "shoal/runtime/agent_columns.hpp"
+#include "shoal/runtime/defragment.hpp"
 #include "shoal/runtime/all_pairs.hpp"
 #include "shoal/runtime/device_list.hpp"
 #include "shoal/runtime/do_all.hpp"
@@ -425,6 +426,43 @@ class runtime {
     return s;
   }
 
+  // ---- Defragmentation (defragment.hpp) ----
+
+  /// Moves the objects of T's (and its subclasses') blocks filled at most `max_fill` (of their
+  /// slots) into as few of those blocks as hold them, returns the emptied blocks, and rewrites
+  /// every pointer to a moved object: in the heap-pointer fields of every object and in the
+  /// registered arrays (register_pointers). Waits for the work before it; between do-alls.
+  /// Any other pointer to a moved object (a copy on the host, an unregistered array) is stale.
+  template <class T>
+  defrag_stats defragment(double max_fill = 0.5) {
+    static_assert(Heap::template contains<std::remove_cv_t<T>>, "defragment<T>: T must be a class of this heap");
+    return defragment_types(checkpoint::detail::subclass_mask<Heap, std::remove_cv_t<T>>(), max_fill);
+  }
+  /// As defragment<T>() for every class of the heap.
+  defrag_stats defragment(double max_fill = 0.5) {
+    return defragment_types(Heap::num_types >= 32 ? ~0u : (1u << Heap::num_types) - 1u, max_fill);
+  }
+  /// Registers a device array of `n` pointers to objects of this heap (e.g. a grid of `Agent*`):
+  /// defragment() rewrites the pointers to moved objects in it. The array must stay allocated
+  /// until unregister_pointers(); registering it again replaces its length.
+  template <class T>
+  void register_pointers(T* const* device_array, std::size_t n) {
+    static_assert(Heap::template contains<std::remove_cv_t<T>>, "register_pointers: T must be a class of this heap");
+    void* key = const_cast<void*>(static_cast<const void*>(device_array));
+    for (auto& a : registered_)
+      if (a.device_array == key) {
+        a.n = n;
+        return;
+      }
+    registered_.push_back({key, n});
+  }
+  /// Forgets a registered array (no-op if it is not registered).
+  template <class T>
+  void unregister_pointers(T* const* device_array) {
+    const void* key = static_cast<const void*>(device_array);
+    std::erase_if(registered_, [&](const detail::registered_pointers& a) { return a.device_array == key; });
+  }
+
   // ---- Checkpoints (checkpoint/*.hpp): the heap, named blobs, pointer arrays outside it ----
 
   /// Writes the heap and `user_blob` (section "user") to `path` atomically. Waits for the
@@ -589,6 +627,17 @@ class runtime {
            bitmaps * bitmap_layout::for_bits(m).total_words * sizeof(std::uint64_t) + tail_bytes;
   }
 
+  defrag_stats defragment_types(std::uint32_t types, double max_fill) {
+    if (!(max_fill > 0.0 && max_fill < 1.0))
+      throw error("shoal: defragment: max_fill must lie strictly between 0 and 1 (a fraction of a block's slots), got " +
+                  std::to_string(max_fill));
+    const auto timed = timed_phase("defragment");
+    synchronize();
+    const defrag_stats s = detail::defragment_heap<Heap>(view_, types, max_fill, registered_);
+    synchronize();
+    return s;
+  }
+
   std::vector<detail::block_header> download_headers() const {
     std::vector<detail::block_header> h(view_.blocks);
     arch::copy_to_host(h.data(), view_.headers, h.size() * sizeof(detail::block_header));
@@ -662,6 +711,7 @@ class runtime {
   arch::device_buffer<unsigned long long> chunk_counts_;  // ... per thread block of its planning launch
   arch::device_buffer<unsigned long long> parallel_new_made_;  // ... and the objects it made room for
   arch::pinned_value<detail::heap_errors> errors_seen_;   // synchronize()'s copy of the record
+  std::vector<detail::registered_pointers> registered_;  // rewritten by defragment()
 };
 
 }  // namespace shoal
