@@ -125,6 +125,18 @@ std::vector<node_view> read(DefragRuntime& rt, std::uint64_t n, Node* const* nod
   return out.download();
 }
 
+/// Destroys every node left and its parts.
+void destroy_all(DefragRuntime& rt, std::uint64_t n, Node** nodes) {
+  rt.launch(n, [=] SHOAL_DEVICE(std::size_t i) {
+    Node* node = nodes[i];
+    if (node == nullptr) return;
+    delete node->parts[0];
+    delete node->parts[1];
+    delete node;
+    nodes[i] = nullptr;
+  });
+}
+
 void expect_same(const std::vector<node_view>& a, const std::vector<node_view>& b, std::uint64_t n) {
   ASSERT_EQ(a.size(), b.size());
   for (std::uint64_t i = 0; i < n; ++i) {
@@ -182,15 +194,8 @@ TEST(Defragment, KeepsEveryObjectAndPointerAndFreesBlocks) {
   for (std::uint64_t i = 0; i < n; ++i)
     if (survives(i, keep_one_in)) EXPECT_EQ(visited[i].visits, 1) << i;
 
-  // The moved objects can be destroyed and their slots used again.
-  rt.launch(n, [nodes = nodes.data()] SHOAL_DEVICE(std::size_t i) {
-    Node* node = nodes[i];
-    if (node == nullptr) return;
-    delete node->parts[0];
-    delete node->parts[1];
-    delete node;
-    nodes[i] = nullptr;
-  });
+  // The moved objects can be destroyed.
+  destroy_all(rt, n, nodes.data());
   EXPECT_EQ(rt.stats().live(), 0u);
   EXPECT_EQ(rt.verify(), "");
 }
