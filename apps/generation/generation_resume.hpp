@@ -1,0 +1,90 @@
+#pragma once
+/// @file
+/// Checkpoints of the generation model, and resuming from one, which may come from anyone: every
+/// value the step code trusts is checked on the host before anything is copied to the device.
+/// The loader checks the heap's structure and that each cell holds null or a live Alive or
+/// Candidate; here, what only this model knows: each object is on exactly one cell and its `cell`
+/// field names that cell (the step code indexes the grid with it), an Alive's state is one of the
+/// rule's (1 .. C - 1) and it is not fresh (no step is half done), counts are at most 8, and every
+/// empty cell has no live neighbour (else a birth there would be missed: the steps rely on a
+/// Candidate watching every dead cell next to a live one). The app (generation_app.hpp) and the
+/// tests call the same resume().
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "generation_model.hpp"
+#include "shoal/checkpoint/saved_heap.hpp"
+
+namespace generation {
+
+/// Throws checkpoint_error (one line, naming the file and the first bad value) unless the
+/// checkpoint's objects and cells are a state the steps can run from with the flags `f`
+/// (already adopted from the file and checked by the command line's rules).
+inline void check_saved_state(const shoal::checkpoint::reader& r, const model_flags& f) {
+  using saved = shoal::checkpoint::saved_heap<Board>;
+  const saved heap(r);
+  const rule rl = rule_of(f);
+  const std::uint64_t n = f.width * f.height;
+  const auto cells = heap.pointers(r, "generation.cells", n);
+  auto bad = [&](const std::string& why) { throw shoal::checkpoint_error(heap.name() + " is invalid: " + why); };
+
+  std::vector<std::uint8_t> placed(heap.blocks() * 64, 0);
+  std::vector<std::uint8_t> live_cell(n, 0);
+  for (std::uint64_t c = 0; c < n; ++c) {
+    if (!cells[c]) continue;
+    const saved::object o = *cells[c];
+    const std::string what = "the object on cell " + std::to_string(c);
+    if (placed[saved::ordinal(o)]++ != 0) bad("two cells hold the same object (cell " + std::to_string(c) + ")");
+    const bool alive = o.type == Board::type_id<Alive>;
+    const std::uint32_t home = alive ? heap.read<Alive>(o, &Agent::cell) : heap.read<Candidate>(o, &Agent::cell);
+    const std::uint8_t around = alive ? heap.read<Alive>(o, &Agent::live_around) : heap.read<Candidate>(o, &Agent::live_around);
+    if (home != c) bad(what + " says it is on cell " + std::to_string(home));
+    if (around > 8) bad(what + " counted " + std::to_string(around) + " live neighbours");
+    if (!alive) continue;
+    const std::uint32_t state = heap.read<Alive>(o, &Alive::state);
+    if (state < live || state >= rl.states)
+      bad("the cell " + std::to_string(c) + " is in state " + std::to_string(state) + " of a rule with " +
+          std::to_string(rl.states) + " states");
+    if (heap.read<Alive>(o, &Alive::fresh) != 0) bad("the cell " + std::to_string(c) + " is marked as born in an unfinished step");
+    live_cell[c] = state == live;
+  }
+  auto on_no_cell = [&](saved::object o) {
+    if (placed[saved::ordinal(o)] == 0) bad("an object is on no cell of the grid");
+  };
+  heap.for_each<Alive>(on_no_cell);
+  heap.for_each<Candidate>(on_no_cell);
+
+  // Every dead cell next to a live one holds a Candidate.
+  const auto w = static_cast<std::int64_t>(f.width), h = static_cast<std::int64_t>(f.height);
+  for (std::int64_t y = 0; y < h; ++y)
+    for (std::int64_t x = 0; x < w; ++x) {
+      if (cells[static_cast<std::uint64_t>(y * w + x)]) continue;
+      for (std::int64_t dy = -1; dy <= 1; ++dy)
+        for (std::int64_t dx = -1; dx <= 1; ++dx) {
+          const std::int64_t nx = x + dx, ny = y + dy;
+          if ((dx != 0 || dy != 0) && nx >= 0 && nx < w && ny >= 0 && ny < h && live_cell[static_cast<std::uint64_t>(ny * w + nx)])
+            bad("the empty cell " + std::to_string(y * w + x) + " has a live neighbour but no Candidate");
+        }
+    }
+}
+
+/// What a checkpoint holds besides the run's sections: the flags, the objects and the grid's
+/// cells (sim::run_model writes it with the run's sections).
+inline void save_state(shoal::checkpoint::writer& cw, shoal::runtime<Board>& rt, const world& w, const model_flags& f) {
+  cw.value("generation.model", f);
+  rt.save_heap(cw);
+  rt.save_pointers(cw, "generation.cells", w.cells, w.size());
+}
+
+/// Checks the checkpoint (check_saved_state), then loads its objects and cells into `rt` and `w`
+/// (a grid of the flags `f`). Throws checkpoint_error, having changed nothing, for a file that
+/// does not pass.
+inline void resume(shoal::runtime<Board>& rt, const world& w, const model_flags& f, const shoal::checkpoint::reader& r) {
+  check_saved_state(r, f);
+  rt.load_heap(r);
+  rt.load_pointers(r, "generation.cells", w.cells, w.size());
+}
+
+}  // namespace generation

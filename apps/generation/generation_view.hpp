@@ -1,0 +1,78 @@
+#pragma once
+/// @file
+/// What the generation model looks like in the viewer: one pixel per cell (live cells white,
+/// dying ones from orange fading to dark red as they age, Candidates a dark blue, other dead
+/// cells black), drawn by a launch over the frame's pixels that reads the grid where it lies, and
+/// a chart of the live, dying and Candidate cells under it, counted on the device.
+
+#include <algorithm>
+#include <cstdint>
+
+#include "generation_model.hpp"
+#include "shoal/sim/sums.hpp"
+#include "shoal/viz/color.hpp"
+#include "shoal/viz/viewer.hpp"
+
+namespace generation::view {
+
+namespace viz = shoal::viz;
+
+inline constexpr viz::pixel empty = viz::rgba(0, 0, 0);
+inline constexpr viz::pixel watched = viz::rgba(20, 28, 60);  // a Candidate
+inline constexpr viz::pixel live_cell = viz::rgba(250, 250, 235);
+inline constexpr viz::pixel young = viz::rgba(255, 150, 40);  // state 2
+inline constexpr viz::pixel old = viz::rgba(70, 10, 10);      // state C - 1
+
+/// The frame: --frame-size, else the grid one pixel per cell (viz::grid_frame) with the chart
+/// panel a quarter of its height below it.
+inline viz::scene_spec scene(const shoal::sim::run_options& o, std::uint64_t width, std::uint64_t height) {
+  viz::scene_spec s;
+  s.app = "generation";
+  if (o.frame_width != 0) {
+    s.width = o.frame_width, s.height = o.frame_height;
+    s.chart_height = o.frame_height / 5;
+  } else {
+    const viz::extent e = viz::grid_frame(width, height);
+    s.width = e.width;
+    s.chart_height = std::max<std::uint32_t>(24, e.height / 4);
+    s.height = e.height + s.chart_height;
+  }
+  s.labels = {"live", "dying", "candidates"};  // count()'s words
+  s.chart_first = 0;
+  s.chart_colours = {live_cell, young, watched};
+  return s;
+}
+
+/// Adds the live, dying and Candidate cells to values[0..2] (device words), without waiting.
+inline void count(shoal::runtime<Board>& rt, const world& w, unsigned long long* values) {
+  const shoal::sim::sums::ref out{values, 3};
+  rt.launch_async(w.size(), [=] SHOAL_DEVICE(std::size_t c) {
+    const cell_state s = state_of(w.cells[c]);
+    if (s.candidate != 0) out.add(2, 1);
+    else if (s.state != dead) out.add(s.state == live ? 0 : 1, 1);
+  });
+}
+
+/// Paints the grid into `area`, each pixel showing the cell under it (nearest cell when the
+/// frame is not the grid's size). Enqueued, no wait.
+inline void paint(shoal::runtime<Board>& rt, const world& w, viz::canvas_view c, viz::rect area) {
+  const viz::pixel colour[5] = {empty, watched, live_cell, young, old};  // copied in: device code reads no host constants
+  rt.launch_async(area.area(), [=] SHOAL_DEVICE(std::size_t i) {
+    const auto x = static_cast<std::uint32_t>(i % area.width), y = static_cast<std::uint32_t>(i / area.width);
+    const std::uint64_t cx = std::uint64_t{x} * w.width / area.width, cy = std::uint64_t{y} * w.height / area.height;
+    const cell_state s = state_of(w.cells[cy * w.width + cx]);
+    viz::pixel p;
+    if (s.state == dead) {
+      p = colour[s.candidate != 0 ? 1 : 0];
+    } else if (s.state == live) {
+      p = colour[2];
+    } else {
+      // Dying: from `young` at state 2 to `old` at state C - 1.
+      const std::uint32_t span = w.r.states > 3 ? w.r.states - 3 : 1;
+      p = viz::mix(colour[3], colour[4], std::min<std::uint32_t>((s.state - 2) * 255 / span, 255));
+    }
+    c.set(area.x + x, area.y + y, p);
+  });
+}
+
+}  // namespace generation::view
