@@ -63,6 +63,7 @@ class app {
   static constexpr const char* sized_by = "--heap-mb / --width / --height";
   using flags = model_flags;
   static constexpr const char* saved_flags = "generation.model";  // save() writes the flags there
+  static constexpr bool defragmentable = true;  // the grid's cells are its only pointers outside the heap
 
   static void add_flags(shoal::sim::flag_table<model_flags>& t, model_flags& f) {
     namespace sim = shoal::sim;
@@ -97,7 +98,9 @@ class app {
 
   app(const model_flags& f, const shoal::sim::run_options& o)
       : flags_(f), seed_(o.seed), rt_(o.heap_mb << 20),
-        board_(static_cast<std::uint32_t>(f.width), static_cast<std::uint32_t>(f.height), rule_of(f)) {}
+        board_(static_cast<std::uint32_t>(f.width), static_cast<std::uint32_t>(f.height), rule_of(f)) {
+    rt_.register_pointers(board_.view().cells, board_.view().size());
+  }
 
   shoal::runtime<Board>& runtime() { return rt_; }
   shoal::sim::fields header() const {

@@ -39,7 +39,9 @@ struct lab {
   shoal::sim::census<Board> census;
   shoal::sim::sums sums{4};
   shoal::sim::phase_timer timer{false};
-  lab(std::uint32_t w, std::uint32_t h, rule r, std::size_t heap_mb = 2) : rt(heap_mb << 20), b(w, h, r), census(rt) {}
+  lab(std::uint32_t w, std::uint32_t h, rule r, std::size_t heap_mb = 2) : rt(heap_mb << 20), b(w, h, r), census(rt) {
+    rt.register_pointers(b.view().cells, b.view().size());  // as the app does, for defragment()
+  }
   const world& w() const { return b.view(); }
   std::uint32_t at(std::uint32_t x, std::uint32_t y) const { return y * w().width + x; }
   void step() {
@@ -349,12 +351,21 @@ struct series {
 
 std::array<std::uint64_t, 4> row(const totals& t) { return {t.live, t.dying, t.candidates, t.state_hash}; }
 
-series simulate(std::uint32_t width, std::uint32_t height, std::uint64_t seed, std::uint32_t steps, const rule& r = dynasoar_rule) {
+series simulate(std::uint32_t width, std::uint32_t height, std::uint64_t seed, std::uint32_t steps, const rule& r = dynasoar_rule,
+                std::uint32_t defrag_every = 0, std::uint64_t* moved = nullptr) {
   lab l(width, height, r, 4);
   populate(l.rt, l.w(), start{bursts(width, height, 8), shoal::sim::probability(0.2), seed});
   series out;
   for (std::uint32_t s = 0; s <= steps; ++s) {
     if (s > 0) l.step();
+    if (s > 0 && defrag_every != 0 && s % defrag_every == 0) {
+      const shoal::defrag_stats d = l.rt.defragment();
+      if (moved != nullptr) *moved += d.moved;
+      EXPECT_LE(d.blocks_after, d.blocks_before);
+      EXPECT_EQ(l.rt.verify(), "") << "step " << s;
+      const consistency c = check_consistency(l.rt, l.w());
+      EXPECT_EQ(c.misplaced, 0u) << "step " << s << ": an object's cell field disagrees with the grid";
+    }
     out.rows.push_back(row(l.measure()));
   }
   out.final_state = l.cells();
@@ -367,6 +378,16 @@ TEST(GenerationRun, SameSeedSameRunAndAnotherSeedAnotherRun) {
   EXPECT_EQ(a.rows, b.rows);
   EXPECT_EQ(a.final_state, b.final_state);
   EXPECT_NE(a.rows, c.rows);
+}
+
+// Defragmenting moves objects and rewrites the grid's pointers: the run is the same, step by step.
+TEST(GenerationRun, DefragmentingEveryFewStepsChangesNothingButTheBlocks) {
+  SHOAL_REQUIRE_DEVICE();
+  std::uint64_t moved = 0;
+  const series a = simulate(60, 50, 5, 90), b = simulate(60, 50, 5, 90, dynasoar_rule, 7, &moved);
+  EXPECT_GT(moved, 0u) << "nothing was sparse enough to move: the test shows nothing";
+  EXPECT_EQ(a.rows, b.rows);
+  EXPECT_EQ(a.final_state, b.final_state);
 }
 
 TEST(GenerationRun, OneThreadAndManyThreadsGiveTheSameRun) {

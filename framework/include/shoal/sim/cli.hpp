@@ -63,8 +63,9 @@ struct app_features {
   bool checkpoints = false;  ///< --checkpoint, --checkpoint-every, --resume
   bool frames = false;       ///< --frames, --frame-every (and --frame-size, --overlay)
   bool window = false;       ///< --window, --screenshot-at (and --frame-size, --overlay)
+  bool defrag = false;       ///< --defrag-every (the model registers its pointer arrays)
   /// Everything the shared command line offers.
-  static constexpr app_features all() { return {true, true, true}; }
+  static constexpr app_features all() { return {true, true, true, true}; }
 };
 
 /// The options every app has. Defaults for steps and heap size are the app's.
@@ -86,6 +87,7 @@ struct run_options {
   std::string checkpoint;          ///< checkpoint file written after the last step ("": none)
   std::uint64_t checkpoint_every = 0;  ///< and every N steps (0: only after the last)
   std::string resume;              ///< checkpoint to continue from ("": a fresh run)
+  std::uint64_t defrag_every = 0;  ///< defragment the heap after every N steps (0: never)
   app_features features{};         ///< set in the app's defaults: which flags it offers
 };
 
@@ -227,6 +229,10 @@ class app_cli {
       resume_option_ = app_.add_option("--resume", o.resume, "continue the run saved in FILE, up to --steps in all")
                            ->type_name("FILE");
     }
+    if (f.defrag)
+      app_.add_option("--defrag-every", o.defrag_every,
+                      "defragment the heap after every N steps: objects of sparse blocks move together (0: never)")
+          ->check(whole_number(0, max_steps));
     app_.add_flag("--quiet", o.quiet, "no header and no progress bar: only the summary line");
     app_.add_flag("--timing", o.timing, "print the time spent in each phase at the end");
   }

@@ -77,11 +77,17 @@ concept model_with_view = requires(Model& m, const Model& cm, const run_options&
   m.paint(c, a);
 };
 
+/// A model that registers every pointer array it keeps outside the heap with its runtime
+/// (runtime::register_pointers) says so with `static constexpr bool defragmentable = true`, and
+/// offers --defrag-every: pointers to moved objects anywhere else would be stale.
+template <class Model>
+concept model_with_defrag = requires { requires Model::defragmentable; };
+
 /// The shared options a model offers: its defaults, with the features it supports.
 template <class Model>
 constexpr run_options model_defaults() {
   run_options o = Model::defaults;
-  o.features = {model_with_checkpoints<Model>, model_with_view<Model>, model_with_view<Model>};
+  o.features = {model_with_checkpoints<Model>, model_with_view<Model>, model_with_view<Model>, model_with_defrag<Model>};
   return o;
 }
 
@@ -177,7 +183,13 @@ int run_model(int argc, char** argv) {
 
   rt.synchronize();  // the loop's time is the steps' alone
   const viz::steps_run done = viz::run_steps(
-      o, Model::name, first, rt, timer, view, count, paint, [&](std::uint64_t s) { model.step(s, timer); },
+      o, Model::name, first, rt, timer, view, count, paint,
+      [&](std::uint64_t s) {
+        model.step(s, timer);
+        // The step number decides, so a resumed run defragments where the whole run did.
+        if constexpr (model_with_defrag<Model>)
+          if (o.defrag_every != 0 && s % o.defrag_every == 0) rt.defragment();
+      },
       [&](std::uint64_t s) {
         auto phase = timer.phase("csv");
         csv->row(s, model.csv_row());
