@@ -12,6 +12,7 @@
 #include "barnes_hut/barnes_hut_model.hpp"
 #include "baselines/barnes_hut_baseline.hpp"
 #include "baselines/collision_baseline.hpp"
+#include "baselines/generation_baseline.hpp"
 #include "baselines/nbody_baseline.hpp"
 #include "baselines/sugarscape_baseline.hpp"
 #include "baselines/traffic_baseline.hpp"
@@ -19,6 +20,7 @@
 #include "common/bench_main.hpp"
 #include "common/device_timer.hpp"
 #include "common/profile.hpp"
+#include "generation/generation_model.hpp"
 #include "shoal/sim/census.hpp"
 #include "shoal/sim/phase_timer.hpp"
 #include "sugarscape/sugarscape_model.hpp"
@@ -315,6 +317,51 @@ void sugarscape_static(benchmark::State& state, std::uint32_t width, std::uint32
   report_steps(state, steps);
 }
 
+/// Generations from DynaSOAr's start (bursts of arm 100) and the app's rule; with a
+/// defragmentation of every class after every `defrag_every` steps (0: none), as --defrag-every.
+void generation_app(benchmark::State& state, std::uint32_t width, std::uint32_t height, std::uint32_t steps,
+                    std::uint32_t defrag_every) {
+  const std::uint64_t cells = std::uint64_t{width} * height;
+  runtime<generation::Board> rt(runtime<generation::Board>::bytes_for<generation::Alive>(cells) * 3 / 2);
+  sim::phase_timer phases(false);
+  device_timer timer;
+  std::uint64_t live = 0;
+  for (auto _ : state) {
+    rt.clear();
+    generation::board b(width, height, generation::dynasoar_rule);
+    rt.register_pointers(b.view().cells, b.view().size());
+    generation::populate(rt, b.view(), {generation::bursts(width, height, 100), sim::probability(0.0), 1});
+    state.SetIterationTime(timer.seconds([&] {
+      for (std::uint32_t s = 1; s <= steps; ++s) {
+        generation::step(rt, b.view(), phases);
+        if (defrag_every != 0 && s % defrag_every == 0) rt.defragment();
+      }
+    }));
+    sim::sums sums(4);
+    live = generation::measure(rt, b.view(), sums).live;
+    rt.unregister_pointers(b.view().cells);
+  }
+  state.counters["live"] = static_cast<double>(live);
+  report_steps(state, steps);
+}
+
+void generation_static(benchmark::State& state, std::uint32_t width, std::uint32_t height, std::uint32_t steps) {
+  device_timer timer;
+  std::uint64_t live = 0;
+  for (auto _ : state) {
+    generation_baseline::automaton a(width, height, generation::dynasoar_rule);
+    a.populate({generation::bursts(width, height, 100), sim::probability(0.0), 1});
+    arch::synchronize();
+    state.SetIterationTime(timer.seconds([&] {
+      for (std::uint32_t s = 1; s <= steps; ++s) a.step();
+    }));
+    sim::sums sums(4);
+    live = a.measure(sums).live;
+  }
+  state.counters["live"] = static_cast<double>(live);
+  report_steps(state, steps);
+}
+
 #if defined(SHOAL_BACKEND_CUDA)
 // The last size of each list is the app's default.
 constexpr grid_size wator_sizes[] = {{512, 640}, {1024, 1280}, {2048, 2560}};
@@ -329,6 +376,8 @@ constexpr grid_size sugarscape_sizes[] = {{425, 425}, {850, 850}, {1700, 1700}};
 constexpr std::uint32_t sugarscape_steps = 100;
 constexpr std::uint64_t barnes_hut_sizes[] = {30000, 100000, 300000};
 constexpr std::uint32_t barnes_hut_steps = 20;
+constexpr grid_size generation_sizes[] = {{625, 625}, {1250, 1250}, {2500, 2500}};
+constexpr std::uint32_t generation_steps = 300, generation_defrag_every = 50;
 constexpr int repetitions = 5;
 #else
 // Two cpu cores: sizes that keep the whole suite at a few seconds.
@@ -344,6 +393,8 @@ constexpr grid_size sugarscape_sizes[] = {{64, 64}, {128, 128}};
 constexpr std::uint32_t sugarscape_steps = 10;
 constexpr std::uint64_t barnes_hut_sizes[] = {256, 2000};
 constexpr std::uint32_t barnes_hut_steps = 3;
+constexpr grid_size generation_sizes[] = {{250, 250}, {500, 500}};
+constexpr std::uint32_t generation_steps = 20, generation_defrag_every = 5;
 constexpr int repetitions = 5;
 #endif
 
@@ -406,6 +457,14 @@ void register_apps_benchmarks() {
     const std::uint32_t steps = barnes_hut_steps * scale;
     add("barnes_hut/shoal" + s, barnes_hut_app, n, steps);
     add("barnes_hut/soa" + s, barnes_hut_static, n, steps);
+  }
+  for (const grid_size g : generation_sizes) {
+    const std::string s = "/size:" + std::to_string(g.width) + "x" + std::to_string(g.height);
+    const std::uint32_t steps = generation_steps * scale;
+    add("generation/shoal" + s, generation_app, g.width, g.height, steps, 0u);
+    add("generation/shoal_defrag" + s + "/every:" + std::to_string(generation_defrag_every), generation_app, g.width,
+        g.height, steps, generation_defrag_every);
+    add("generation/soa" + s, generation_static, g.width, g.height, steps);
   }
   // Shoal's all-pairs n-body at Barnes–Hut's default body count (the last size): the tree is
   // meant to beat it (issue 24's goal). Fewer repetitions: a step is O(n^2).

@@ -13,6 +13,7 @@
 #include "barnes_hut/barnes_hut_model.hpp"
 #include "baselines/barnes_hut_baseline.hpp"
 #include "baselines/collision_baseline.hpp"
+#include "baselines/generation_baseline.hpp"
 #include "baselines/nbody_baseline.hpp"
 #include "baselines/sugarscape_baseline.hpp"
 #include "baselines/traffic_baseline.hpp"
@@ -69,6 +70,41 @@ TEST(Baselines, WatorInitialStateMatchesApp) {
 TEST(Baselines, WatorRunMatchesApp) {
   SHOAL_REQUIRE_DEVICE();
   expect_wator_agrees(40);
+}
+
+/// Generations: live and dying cells and the state hash after `steps` steps, from bursts and a
+/// soup, with the app's default rule and one with few states (cells die and are reborn often).
+generation::totals run_generation_app(std::uint32_t w, std::uint32_t h, const generation::rule& r,
+                                      const generation::start& s, std::uint32_t steps) {
+  shoal::runtime<generation::Board> rt(std::size_t{8} << 20);
+  generation::board b(w, h, r);
+  shoal::sim::phase_timer timer(false);
+  generation::populate(rt, b.view(), s);
+  for (std::uint32_t k = 1; k <= steps; ++k) generation::step(rt, b.view(), timer);
+  shoal::sim::sums sums(4);
+  return generation::measure(rt, b.view(), sums);
+}
+
+void expect_generation_agrees(const generation::rule& r, std::uint32_t steps) {
+  const std::uint32_t w = 80, h = 60;
+  const generation::start s{generation::bursts(w, h, 8), shoal::sim::probability(0.2), 17};
+  const generation::totals app = run_generation_app(w, h, r, s, steps);
+  ASSERT_GT(app.live, 0u);
+  generation_baseline::automaton base(w, h, r);
+  base.populate(s);
+  for (std::uint32_t k = 1; k <= steps; ++k) base.step();
+  shoal::sim::sums sums(4);
+  const generation::totals b = base.measure(sums);
+  EXPECT_EQ(b.live, app.live);
+  EXPECT_EQ(b.dying, app.dying);
+  EXPECT_EQ(b.state_hash, app.state_hash);
+}
+
+TEST(Baselines, GenerationRunMatchesApp) {
+  SHOAL_REQUIRE_DEVICE();
+  expect_generation_agrees(generation::dynasoar_rule, 0);
+  expect_generation_agrees(generation::dynasoar_rule, 60);
+  expect_generation_agrees(generation::rule{0b000001100, 0b000001000, 5}, 60);  // S23/B3/C5
 }
 
 traffic::network small_network() {
