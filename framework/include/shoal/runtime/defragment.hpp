@@ -238,24 +238,23 @@ defrag_stats defragment_heap(const heap_view& v, std::uint32_t types, double max
       if ((pf.targets & moved_types) != 0) rewrite.push_back({pf.offset, 8, pf.count});
   }
   rewrite_first[Heap::num_types] = static_cast<std::uint32_t>(rewrite.size());
-  if (!rewrite.empty()) {
-    std::vector<std::uint64_t> blocks;  // blocks in use whose class has such fields
-    std::vector<std::uint64_t> live;
-    for (std::uint64_t b = 0; b < v.blocks; ++b) {
-      const std::uint32_t t = headers[b].type;
-      if (t == no_type || rewrite_first[t] == rewrite_first[t + 1]) continue;
-      blocks.push_back(b);
-      live.push_back(~headers[b].free_slots & v.full_mask(t));
-    }
-    arch::device_buffer<field_place> d_rewrite(rewrite.size());
-    arch::device_buffer<std::uint32_t> d_rewrite_first(rewrite_first.size());
-    arch::device_buffer<std::uint64_t> d_blocks(std::max<std::size_t>(blocks.size(), 1)), d_live(std::max<std::size_t>(live.size(), 1));
+  std::vector<std::uint64_t> blocks;  // blocks in use whose class has such fields
+  std::vector<std::uint64_t> live;
+  for (std::uint64_t b = 0; b < v.blocks && !rewrite.empty(); ++b) {
+    const std::uint32_t t = headers[b].type;
+    if (t == no_type || rewrite_first[t] == rewrite_first[t + 1]) continue;
+    blocks.push_back(b);
+    live.push_back(~headers[b].free_slots & v.full_mask(t));
+  }
+  // Freed only after the synchronize below: the kernels read them.
+  arch::device_buffer<field_place> d_rewrite(std::max<std::size_t>(rewrite.size(), 1));
+  arch::device_buffer<std::uint32_t> d_rewrite_first(rewrite_first.size());
+  arch::device_buffer<std::uint64_t> d_blocks(std::max<std::size_t>(blocks.size(), 1)), d_live(std::max<std::size_t>(live.size(), 1));
+  if (!blocks.empty()) {
     d_rewrite.upload(rewrite);
     d_rewrite_first.upload(rewrite_first);
-    if (!blocks.empty()) {
-      d_blocks.upload(blocks);
-      d_live.upload(live);
-    }
+    d_blocks.upload(blocks);
+    d_live.upload(live);
     const field_place* rw = d_rewrite.data();
     const std::uint32_t* rf = d_rewrite_first.data();
     const std::uint64_t* bl = d_blocks.data();
