@@ -34,9 +34,9 @@ namespace shoal {
 
 /// What a defragmentation did: blocks in use (of every class) before and after, objects moved.
 struct defrag_stats {
-  std::uint64_t blocks_before = 0;
-  std::uint64_t blocks_after = 0;
-  std::uint64_t moved = 0;
+  std::uint64_t blocks_before = 0;  ///< blocks in use, every class, before
+  std::uint64_t blocks_after = 0;   ///< and after
+  std::uint64_t moved = 0;          ///< objects moved
 };
 
 namespace detail {
