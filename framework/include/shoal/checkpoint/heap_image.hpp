@@ -344,6 +344,31 @@ inline bool packs_blocks(const heap_image& img, const sd::heap_view& v, const st
 
 /// Replaces the contents of heap `v` (cleared, quiescent) with `img`. Everything is checked and
 /// relocated on the host first, so a bad file leaves the device untouched.
+/// Writes every block's header to the device, with what the headers imply: the leaf and upper
+/// words of the bitmaps (free, allocated[t], active[t]) and the counters (free blocks; block
+/// operations none in flight). For a heap at rest: a checkpoint load, a defragmentation.
+inline void write_heap_index(const sd::heap_view& v, const std::vector<sd::block_header>& headers, std::uint32_t types) {
+  const std::uint64_t words = v.layout.total_words;
+  std::vector<std::uint64_t> maps((1 + 2 * std::uint64_t{types}) * words, 0);
+  auto set = [&](std::uint64_t map, std::uint64_t b) { maps[map * words + b / 64] |= std::uint64_t{1} << (b % 64); };
+  auto counters = std::make_unique<sd::heap_counters>();
+  long long free_blocks = 0;
+  for (std::uint64_t b = 0; b < v.blocks; ++b) {
+    const sd::block_header& h = headers[b];
+    if (h.type == sd::no_type) {
+      set(0, b), ++free_blocks;
+      continue;
+    }
+    set(1 + h.type, b);
+    if (h.free_slots != 0) set(1 + types + h.type, b);
+  }
+  counters->free_blocks[0] = free_blocks;
+  for (std::uint64_t m = 0; m < 1 + 2 * std::uint64_t{types}; ++m) fill_levels(maps.data() + m * words, v.layout);
+  arch::copy_to_device(v.headers, headers.data(), headers.size() * sizeof(sd::block_header));
+  arch::copy_to_device(v.bitmap_words, maps.data(), maps.size() * sizeof(std::uint64_t));
+  arch::copy_to_device(v.counters, counters.get(), sizeof(sd::heap_counters));
+}
+
 template <class Heap>
 void restore_heap(const sd::heap_view& v, const heap_image& img, const std::string& what) {
   const bool packed = packs_blocks(img, v, what);
@@ -363,32 +388,13 @@ void restore_heap(const sd::heap_view& v, const heap_image& img, const std::stri
                           return p;
                         });
 
-  // Headers and the leaf words of the bitmaps: free, allocated[t], active[t].
   std::vector<sd::block_header> headers(v.blocks, sd::block_header{0, sd::no_type, 0});
-  const std::uint64_t words = v.layout.total_words;
-  std::vector<std::uint64_t> maps((1 + 2 * Heap::num_types) * words, 0);
-  auto set = [&](std::uint64_t map, std::uint64_t b) { maps[map * words + b / 64] |= std::uint64_t{1} << (b % 64); };
-  auto counters = std::make_unique<sd::heap_counters>();
-  for (std::size_t i = 0; i < placed.size(); ++i) {
-    const std::uint64_t b = placed[i];
-    const auto& h = img.headers[i];
-    headers[b] = h;
-    set(1 + h.type, b);
-    if (h.free_slots != 0) set(1 + Heap::num_types + h.type, b);
-  }
-  long long free_blocks = 0;
-  for (std::uint64_t b = 0; b < v.blocks; ++b)
-    if (headers[b].type == sd::no_type) set(0, b), ++free_blocks;
-  counters->free_blocks[0] = free_blocks;
-
-  for (std::uint64_t m = 0; m < 1 + 2 * Heap::num_types; ++m) fill_levels(maps.data() + m * words, v.layout);
+  for (std::size_t i = 0; i < placed.size(); ++i) headers[placed[i]] = img.headers[i];
 
   // Only copies from here on, no launches: a load costs no more than its bytes.
   copy_blocks(v, placed, data.data(), false);
-  arch::copy_to_device(v.headers, headers.data(), headers.size() * sizeof(sd::block_header));
-  arch::copy_to_device(v.bitmap_words, maps.data(), maps.size() * sizeof(std::uint64_t));
   arch::fill_bytes(v.errors, 0, sizeof(sd::heap_errors));
-  arch::copy_to_device(v.counters, counters.get(), sizeof(sd::heap_counters));
+  write_heap_index(v, headers, Heap::num_types);
   arch::synchronize();
 }
 

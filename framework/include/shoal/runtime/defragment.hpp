@@ -281,28 +281,8 @@ defrag_stats defragment_heap(const heap_view& v, std::uint32_t types, double max
   arch::synchronize();  // the buffers above are freed on return
 
   // Headers, bitmaps and counters from the new headers (as a checkpoint load writes them).
-  const std::uint64_t words = v.layout.total_words;
-  std::vector<std::uint64_t> maps((1 + 2 * Heap::num_types) * words, 0);
-  auto set = [&](std::uint64_t map, std::uint64_t b) { maps[map * words + b / 64] |= std::uint64_t{1} << (b % 64); };
-  auto counters = std::make_unique<heap_counters>();
-  long long free_blocks = 0;
-  for (std::uint64_t b = 0; b < v.blocks; ++b) {
-    const block_header& h = headers[b];
-    if (h.type == no_type) {
-      set(0, b);
-      ++free_blocks;
-      continue;
-    }
-    ++stats.blocks_after;
-    set(1 + h.type, b);
-    if (h.free_slots != 0) set(1 + Heap::num_types + h.type, b);
-  }
-  counters->free_blocks[0] = free_blocks;
-  for (std::uint64_t m = 0; m < 1 + 2 * Heap::num_types; ++m)
-    checkpoint::detail::fill_levels(maps.data() + m * words, v.layout);
-  arch::copy_to_device(v.headers, headers.data(), headers.size() * sizeof(block_header));
-  arch::copy_to_device(v.bitmap_words, maps.data(), maps.size() * sizeof(std::uint64_t));
-  arch::copy_to_device(v.counters, counters.get(), sizeof(heap_counters));
+  for (const block_header& h : headers) stats.blocks_after += h.type != no_type;
+  checkpoint::detail::write_heap_index(v, headers, Heap::num_types);
   arch::synchronize();
   return stats;
 }
