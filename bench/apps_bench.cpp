@@ -21,6 +21,7 @@
 #include "common/device_timer.hpp"
 #include "common/profile.hpp"
 #include "generation/generation_model.hpp"
+#include "generation/generation_resume.hpp"
 #include "shoal/sim/census.hpp"
 #include "shoal/sim/phase_timer.hpp"
 #include "sugarscape/sugarscape_model.hpp"
@@ -329,7 +330,7 @@ void generation_app(benchmark::State& state, std::uint32_t width, std::uint32_t 
   for (auto _ : state) {
     rt.clear();
     generation::board b(width, height, generation::dynasoar_rule);
-    rt.register_pointers(b.view().cells, b.view().size());
+    generation::register_cells(rt, b.view());
     generation::populate(rt, b.view(), {generation::bursts(width, height, 100), sim::probability(0.0), 1});
     state.SetIterationTime(timer.seconds([&] {
       for (std::uint32_t s = 1; s <= steps; ++s) {

@@ -125,23 +125,40 @@ void churn(benchmark::State& state, std::uint64_t n) {
   if (!rt.verify().empty()) fail(state, "heap inconsistent after churn: " + rt.verify());
 }
 
+/// `rounds` churn rounds on a heap of n Obj16 whose pointers are in `ptrs`: each frees a random
+/// half and refills it.
+void churn_rounds(runtime_of<Obj16>& rt, Obj16** ptrs, std::uint64_t n, std::uint64_t first_round,
+                  std::uint64_t rounds) {
+  for (std::uint64_t round = first_round; round < first_round + rounds; ++round) {
+    launch_destroy<Obj16>(rt, ptrs, n, 5000, round);
+    const std::uint64_t salt = round << 40;
+    rt.launch_async(n, [=] SHOAL_DEVICE(std::size_t i) {
+      if (ptrs[i] == nullptr) ptrs[i] = make<Obj16>(i + salt);
+    });
+  }
+}
+
+/// What the heap does after setup: nothing (a compact heap or a churned one), or defragment.
+enum class after_churn { nothing, defragment };
+
 /// A do-all over n objects (one field read and written each) on a heap that went through
 /// `rounds` churn rounds (free a random half, refill), against one over n objects created
-/// compactly by parallel_new (`rounds` == 0): what fragmentation left by churn costs later.
-void doall_after_churn(benchmark::State& state, std::uint64_t n, std::uint64_t rounds) {
+/// compactly by parallel_new (`rounds` == 0): what fragmentation left by churn costs later, and
+/// (after_churn::defragment) what is left of it after rt.defragment().
+void doall_after_churn(benchmark::State& state, std::uint64_t n, std::uint64_t rounds, after_churn then) {
   runtime_of<Obj16> rt(heap_bytes_for<Obj16>(n));
+  arch::device_buffer<Obj16*> ptrs(n);
+  double defragment_s = 0;
   if (rounds == 0) {
     rt.parallel_new<Obj16>(n);
   } else {
-    arch::device_buffer<Obj16*> ptrs(n);
     launch_make<Obj16>(rt, ptrs.data(), n);
-    for (std::uint64_t round = 1; round <= rounds; ++round) {
-      launch_destroy<Obj16>(rt, ptrs.data(), n, 5000, round);
-      Obj16** p = ptrs.data();
-      const std::uint64_t salt = round << 40;
-      rt.launch_async(n, [=] SHOAL_DEVICE(std::size_t i) {
-        if (p[i] == nullptr) p[i] = make<Obj16>(i + salt);
-      });
+    churn_rounds(rt, ptrs.data(), n, 1, rounds);
+    if (then == after_churn::defragment) {
+      rt.register_pointers("ptrs", ptrs.data(), n);
+      rt.synchronize();
+      device_timer t;
+      defragment_s = t.seconds([&] { rt.defragment<Obj16>(); });
     }
   }
   try {
@@ -162,6 +179,42 @@ void doall_after_churn(benchmark::State& state, std::uint64_t n, std::uint64_t r
       static_cast<double>(st.types[0].blocks) / static_cast<double>((n + rt.capacity<Obj16>() - 1) / rt.capacity<Obj16>());
   state.counters["objects_per_s"] =
       benchmark::Counter(static_cast<double>(n), benchmark::Counter::kIsIterationInvariantRate);
+  if (then == after_churn::defragment) state.counters["defragment_s"] = defragment_s;
+  if (!rt.verify().empty()) fail(state, "heap inconsistent: " + rt.verify());
+}
+
+/// The time of rt.defragment<Obj16>() on a heap of n objects after `rounds` churn rounds (each
+/// iteration churns again, untimed, then defragments; the pointers stay registered).
+void defragment_after_churn(benchmark::State& state, std::uint64_t n, std::uint64_t rounds) {
+  runtime_of<Obj16> rt(heap_bytes_for<Obj16>(n));
+  arch::device_buffer<Obj16*> ptrs(n);
+  launch_make<Obj16>(rt, ptrs.data(), n);
+  rt.register_pointers("ptrs", ptrs.data(), n);
+  device_timer timer;
+  std::uint64_t round = 1;
+  double moved = 0, blocks_before = 0, blocks_after = 0;
+  for (auto _ : state) {
+    churn_rounds(rt, ptrs.data(), n, round, rounds);
+    round += rounds;
+    rt.synchronize();
+    defrag_stats s{};
+    state.SetIterationTime(timer.seconds([&] { s = rt.defragment<Obj16>(); }));
+    moved += static_cast<double>(s.moved);
+    blocks_before += static_cast<double>(s.blocks_before);
+    blocks_after += static_cast<double>(s.blocks_after);
+  }
+  try {
+    rt.check_errors();
+  } catch (const error& e) {
+    fail(state, e.what());
+    return;
+  }
+  const double iterations = static_cast<double>(state.iterations());
+  state.counters["moved"] = moved / iterations;
+  state.counters["blocks_before"] = blocks_before / iterations;
+  state.counters["blocks_after"] = blocks_after / iterations;
+  if (rt.stats().live() != n) fail(state, "objects lost by defragment: " + std::to_string(rt.stats().live()));
+  if (!rt.verify().empty()) fail(state, "heap inconsistent after defragment: " + rt.verify());
 }
 
 /// Time until every one of `requests` allocations on a full heap has returned nullptr.
@@ -306,11 +359,14 @@ void register_heap_benchmarks() {
   // largest counts, not these.
   add_make_when_full<no_observer>("make_when_full", repetitions, sweep_slots_log2);
   add("churn/objects:" + std::to_string(churn_objects), churn, churn_objects);
-  add("doall_after_churn/objects:" + std::to_string(churn_objects) + "/rounds:0", doall_after_churn,
-      churn_objects, std::uint64_t{0});
-  add("doall_after_churn/objects:" + std::to_string(churn_objects) + "/rounds:" +
-          std::to_string(churn_rounds_before_doall),
-      doall_after_churn, churn_objects, churn_rounds_before_doall);
+  const std::string churned = "/objects:" + std::to_string(churn_objects) + "/rounds:";
+  const std::string rounds = std::to_string(churn_rounds_before_doall);
+  add("doall_after_churn" + churned + "0", doall_after_churn, churn_objects, std::uint64_t{0}, after_churn::nothing);
+  add("doall_after_churn" + churned + rounds, doall_after_churn, churn_objects, churn_rounds_before_doall,
+      after_churn::nothing);
+  add("doall_after_defragment" + churned + rounds, doall_after_churn, churn_objects, churn_rounds_before_doall,
+      after_churn::defragment);
+  add("defragment_after_churn" + churned + rounds, defragment_after_churn, churn_objects, churn_rounds_before_doall);
   add("time_to_nullptr/requests:" + std::to_string(nullptr_requests), time_to_nullptr, nullptr_requests);
   add_allocation_patterns([](const std::string& name, auto f, auto... args) { add(name, f, args...); },
                           pattern_threads, critters);

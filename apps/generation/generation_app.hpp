@@ -99,7 +99,7 @@ class app {
   app(const model_flags& f, const shoal::sim::run_options& o)
       : flags_(f), seed_(o.seed), rt_(o.heap_mb << 20),
         board_(static_cast<std::uint32_t>(f.width), static_cast<std::uint32_t>(f.height), rule_of(f)) {
-    rt_.register_pointers(board_.view().cells, board_.view().size());
+    register_cells(rt_, board_.view());
   }
 
   shoal::runtime<Board>& runtime() { return rt_; }
@@ -124,8 +124,8 @@ class app {
     return s;
   }
 
-  void save(shoal::checkpoint::writer& cw) { save_state(cw, rt_, w(), flags_); }
-  void resume(const shoal::checkpoint::reader& r) { generation::resume(rt_, w(), flags_, r); }
+  void save(shoal::checkpoint::writer& cw) { save_state(cw, rt_, flags_); }
+  void resume(const shoal::checkpoint::reader& r) { generation::resume(rt_, flags_, r); }
 
   shoal::viz::scene_spec scene(const shoal::sim::run_options& o) const {
     return view::scene(o, flags_.width, flags_.height);

@@ -70,21 +70,25 @@ inline void check_saved_state(const shoal::checkpoint::reader& r, const model_fl
     }
 }
 
-/// What a checkpoint holds besides the run's sections: the flags, the objects and the grid's
-/// cells (sim::run_model writes it with the run's sections).
-inline void save_state(shoal::checkpoint::writer& cw, shoal::runtime<Board>& rt, const world& w, const model_flags& f) {
-  cw.value("generation.model", f);
-  rt.save_heap(cw);
-  rt.save_pointers(cw, "generation.cells", w.cells, w.size());
+/// Registers the grid's cells with `rt` (section "generation.cells"): defragment() rewrites them,
+/// save_heap() saves them and load_heap() fills them. Every runtime of a board does this once.
+inline void register_cells(shoal::runtime<Board>& rt, const world& w) {
+  rt.register_pointers("generation.cells", w.cells, w.size());
 }
 
-/// Checks the checkpoint (check_saved_state), then loads its objects and cells into `rt` and `w`
-/// (a grid of the flags `f`). Throws checkpoint_error, having changed nothing, for a file that
-/// does not pass.
-inline void resume(shoal::runtime<Board>& rt, const world& w, const model_flags& f, const shoal::checkpoint::reader& r) {
+/// What a checkpoint holds besides the run's sections: the flags, the objects and the grid's
+/// cells (registered, register_cells; sim::run_model writes it with the run's sections).
+inline void save_state(shoal::checkpoint::writer& cw, shoal::runtime<Board>& rt, const model_flags& f) {
+  cw.value("generation.model", f);
+  rt.save_heap(cw);
+}
+
+/// Checks the checkpoint (check_saved_state), then loads its objects into `rt` and its cells into
+/// the grid registered with it (register_cells; a grid of the flags `f`). Throws checkpoint_error,
+/// having changed nothing, for a file that does not pass.
+inline void resume(shoal::runtime<Board>& rt, const model_flags& f, const shoal::checkpoint::reader& r) {
   check_saved_state(r, f);
   rt.load_heap(r);
-  rt.load_pointers(r, "generation.cells", w.cells, w.size());
 }
 
 }  // namespace generation

@@ -183,6 +183,54 @@ TEST(Checkpoint, RoundTripKeepsEveryObjectAndRelocatesPointers) {
   fs::remove_all(path.parent_path());
 }
 
+// A registered array is saved by save_heap and filled by load_heap, with no call of its own; a
+// checkpoint without its section is refused before anything changes.
+TEST(Checkpoint, RegisteredPointerArraysTravelWithTheHeap) {
+  SHOAL_REQUIRE_DEVICE();
+  const std::uint64_t n = graph_links;
+  GraphRuntime rt(4 << 20);
+  arch::device_buffer<Link*> roots(n);
+  build_graph(rt, roots.data(), n);
+  rt.register_pointers("roots", roots.data(), n);
+  const auto before = dump(rt, n);
+  const auto before_roots = root_ids(rt, roots.data(), n);
+  checkpoint::writer w;
+  rt.save_heap(w);
+  const checkpoint::reader r(w.bytes(), "checkpoint 'registered'");
+
+  arch::device_buffer<std::byte> elsewhere(3 << 20);
+  GraphRuntime copy(4 << 20);
+  arch::device_buffer<Link*> copy_roots(n);
+  copy.register_pointers("roots", copy_roots.data(), n);
+  copy.load_heap(r);
+  EXPECT_EQ(copy.verify(), "");
+  EXPECT_EQ(dump(copy, n), before);
+  EXPECT_EQ(root_ids(copy, copy_roots.data(), n), before_roots) << "filled by load_heap, relocated";
+
+  // Another registered array the checkpoint lacks: refused, and neither heap nor array changes.
+  GraphRuntime empty(4 << 20);
+  arch::device_buffer<Link*> a(n), b(4);
+  std::vector<Link*> nulls(n, nullptr);
+  a.upload(nulls);
+  empty.register_pointers("roots", a.data(), n);
+  empty.register_pointers("more", b.data(), 4);
+  try {
+    empty.load_heap(r);
+    ADD_FAILURE() << "loaded a checkpoint without the registered section 'more'";
+  } catch (const checkpoint_error& e) {
+    EXPECT_NE(std::string(e.what()).find("more"), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(empty.stats().live(), 0u);
+  EXPECT_EQ(a.download(), nulls) << "the arrays are filled only once every section passed";
+  // A wrong length is refused the same way.
+  empty.unregister_pointers(b.data());
+  empty.register_pointers("roots", a.data(), n - 1);
+  EXPECT_THROW(empty.load_heap(r), checkpoint_error);
+  EXPECT_EQ(empty.stats().live(), 0u);
+  // One name, one array.
+  EXPECT_THROW(empty.register_pointers("roots", b.data(), 4), error);
+}
+
 TEST(Checkpoint, RuntimeSaveAndStaticLoadWithUserBlob) {
   SHOAL_REQUIRE_DEVICE();
   const std::uint64_t n = graph_links;

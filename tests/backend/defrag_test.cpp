@@ -161,7 +161,7 @@ TEST(Defragment, KeepsEveryObjectAndPointerAndFreesBlocks) {
   DefragRuntime rt(DefragRuntime::bytes_for<Node, Bolt, Leaf>(2 * n, 2 * n, 2 * n));
   arch::device_buffer<Node*> nodes(n);
   nodes.zero();
-  rt.register_pointers(nodes.data(), n);
+  rt.register_pointers("nodes", nodes.data(), n);
   build(rt, n, keep_one_in, nodes.data());
   const auto before = read(rt, n, nodes.data());
   std::uint64_t survivors = 0;
@@ -205,7 +205,7 @@ TEST(Defragment, OneClassLeavesTheOthers) {
   DefragRuntime rt(DefragRuntime::bytes_for<Node, Bolt, Leaf>(2 * n, 2 * n, 2 * n));
   arch::device_buffer<Node*> nodes(n);
   nodes.zero();
-  rt.register_pointers(nodes.data(), n);
+  rt.register_pointers("nodes", nodes.data(), n);
   build(rt, n, keep_one_in, nodes.data());
   const auto before = read(rt, n, nodes.data());
   const auto headers_before = rt.stats();

@@ -40,7 +40,7 @@ struct lab {
   shoal::sim::sums sums{4};
   shoal::sim::phase_timer timer{false};
   lab(std::uint32_t w, std::uint32_t h, rule r, std::size_t heap_mb = 2) : rt(heap_mb << 20), b(w, h, r), census(rt) {
-    rt.register_pointers(b.view().cells, b.view().size());  // as the app does, for defragment()
+    register_cells(rt, b.view());  // as the app does: for defragment() and checkpoints
   }
   const world& w() const { return b.view(); }
   std::uint32_t at(std::uint32_t x, std::uint32_t y) const { return y * w().width + x; }
@@ -431,7 +431,7 @@ model_flags flags_of(std::uint32_t width, std::uint32_t height) {
 shoal::checkpoint::reader saved(lab& l, const model_flags& f) {
   l.rt.synchronize();
   shoal::checkpoint::writer w;
-  save_state(w, l.rt, l.w(), f);
+  save_state(w, l.rt, f);
   return shoal::checkpoint::reader(w.bytes(), "checkpoint 'test'");
 }
 
@@ -446,7 +446,7 @@ TEST(GenerationCheckpoint, SavedAndResumedRunEqualsOneRun) {
     first.step();
   }
   const auto r = saved(first, f);
-  resume(second.rt, second.w(), f, r);
+  resume(second.rt, f, r);
   EXPECT_EQ(row(second.measure()), row(whole.measure())) << "the same state after loading";
   EXPECT_EQ(second.cells(), whole.cells()) << "Candidates included";
   for (std::uint32_t s = 31; s <= 60; ++s) {
@@ -527,7 +527,7 @@ void expect_refused(const std::function<void(lab&)>& edit, const std::string& wo
   const auto r = saved(l, f);
   lab target(16, 12, rule_of(f));
   try {
-    resume(target.rt, target.w(), f, r);
+    resume(target.rt, f, r);
     ADD_FAILURE() << "resumed a checkpoint that should be refused (" << words << ")";
   } catch (const shoal::checkpoint_error& e) {
     EXPECT_NE(std::string(e.what()).find(words), std::string::npos) << e.what();

@@ -425,10 +425,12 @@ std::vector<std::byte> capture_pointers(const sd::heap_view& v, const void* devi
   return out;
 }
 
-/// Relocates a "pointers" section into heap `v`, which holds `img` (placed as restore_heap did).
+/// The pointers of a "pointers" section relocated into heap `v`, which holds (or is about to hold)
+/// `img` as restore_heap places it. Reads only the section and the heap's geometry, so a caller
+/// can check every section before it touches the heap.
 template <class Heap>
-void restore_pointers(const sd::heap_view& v, const heap_image& img, std::span<const std::byte> payload,
-                      void* device, std::uint64_t n, std::uint32_t targets, const std::string& what) {
+std::vector<std::uint64_t> decode_pointers(const sd::heap_view& v, const heap_image& img, std::span<const std::byte> payload,
+                                           std::uint64_t n, std::uint32_t targets, const std::string& what) {
   byte_source in(payload, what);
   const auto count = in.get<std::uint64_t>();
   if (count != n)
@@ -442,6 +444,14 @@ void restore_pointers(const sd::heap_view& v, const heap_image& img, std::span<c
     p[i] = codec.from_file(in.get<std::uint64_t>(), targets, why);
     if (!why.empty()) in.fail("is corrupt: element " + std::to_string(i) + " " + why);
   }
+  return p;
+}
+
+/// Relocates a "pointers" section into heap `v`, which holds `img` (placed as restore_heap did).
+template <class Heap>
+void restore_pointers(const sd::heap_view& v, const heap_image& img, std::span<const std::byte> payload,
+                      void* device, std::uint64_t n, std::uint32_t targets, const std::string& what) {
+  const std::vector<std::uint64_t> p = decode_pointers<Heap>(v, img, payload, n, targets, what);
   if (n > 0) arch::copy_to_device(device, p.data(), n * 8);
 }
 

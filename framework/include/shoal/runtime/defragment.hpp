@@ -21,6 +21,7 @@
 #include <bit>
 #include <cstdint>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "shoal/arch/launch.hpp"
@@ -113,10 +114,13 @@ SHOAL_HD inline void copy_element(std::byte* to, const std::byte* from, std::uin
   }
 }
 
-/// A pointer array outside the heap that defragmentation rewrites (runtime::register_pointers).
+/// A pointer array outside the heap that defragmentation rewrites and checkpoints save and load
+/// (runtime::register_pointers).
 struct registered_pointers {
-  void* device_array;  // of n heap pointers (T*)
+  std::string name;     // its checkpoint section
+  void* device_array;   // of n heap pointers (T*)
   std::size_t n;
+  std::uint32_t types;  // mask of the classes its pointers may point to (T and its subclasses)
 };
 
 /// The defragmentation of the classes in `types` (a mask of type ids); see the file comment.

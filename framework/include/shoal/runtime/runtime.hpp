@@ -442,23 +442,30 @@ class runtime {
   defrag_stats defragment(double max_fill = 0.5) {
     return defragment_types(Heap::num_types >= 32 ? ~0u : (1u << Heap::num_types) - 1u, max_fill);
   }
-  /// Registers a device array of `n` pointers to objects of this heap (e.g. a grid of `Agent*`):
-  /// defragment() rewrites the pointers to moved objects in it. The array must stay allocated
-  /// until unregister_pointers(); registering it again replaces its length.
+  /// Registers a device array of `n` pointers to objects of T or its subclasses (nullptr allowed)
+  /// held outside the heap, e.g. a grid of `Agent*`, under `name`. One registration serves both
+  /// jobs such an array has: defragment() rewrites its pointers to moved objects, and save_heap()
+  /// (so save()) writes it as pointer section `name`, which load_heap() relocates back into it.
+  /// The array must stay allocated until unregister_pointers(). Registering the same array again
+  /// replaces its name and length; giving a second array a name in use throws shoal::error.
   template <class T>
-  void register_pointers(T* const* device_array, std::size_t n) {
+  void register_pointers(std::string name, T** device_array, std::size_t n) {
     static_assert(Heap::template contains<std::remove_cv_t<T>>, "register_pointers: T must be a class of this heap");
-    void* key = const_cast<void*>(static_cast<const void*>(device_array));
+    void* key = static_cast<void*>(device_array);
+    for (const auto& a : registered_)
+      if (a.name == name && a.device_array != key)
+        throw error("shoal: register_pointers: the name '" + name + "' is already registered for another array");
+    const std::uint32_t types = checkpoint::detail::subclass_mask<Heap, std::remove_cv_t<T>>();
     for (auto& a : registered_)
       if (a.device_array == key) {
-        a.n = n;
+        a = {std::move(name), key, n, types};
         return;
       }
-    registered_.push_back({key, n});
+    registered_.push_back({std::move(name), key, n, types});
   }
   /// Forgets a registered array (no-op if it is not registered).
   template <class T>
-  void unregister_pointers(T* const* device_array) {
+  void unregister_pointers(T** device_array) {
     const void* key = static_cast<const void*>(device_array);
     std::erase_if(registered_, [&](const detail::registered_pointers& a) { return a.device_array == key; });
   }
@@ -511,25 +518,38 @@ class runtime {
     return rt;
   }
 
-  /// Adds this heap as section "heap" of `w` (waits for the device first).
+  /// Adds this heap as section "heap" of `w`, and each registered pointer array
+  /// (register_pointers) as a pointer section of its name (waits for the device first).
   void save_heap(checkpoint::writer& w) {
     checkpoint::require_savable<Heap>();
     synchronize();
     w.add(checkpoint::section_kind::heap, "heap", checkpoint::detail::capture_heap<Heap>(view_, heap_bytes_));
+    for (const auto& a : registered_)
+      w.add(checkpoint::section_kind::pointers, a.name,
+            checkpoint::detail::capture_pointers<Heap>(view_, a.device_array, a.n, a.types, a.name));
   }
-  /// Replaces every object of this heap by those of the checkpoint, relocating heap pointers.
-  /// Checks the whole section before touching the heap: on checkpoint_error it is unchanged.
+  /// Replaces every object of this heap by those of the checkpoint, relocating heap pointers, and
+  /// fills each registered pointer array from the section of its name. Checks the heap section
+  /// and those pointer sections before touching anything: on checkpoint_error all is unchanged.
   void load_heap(const checkpoint::reader& r) {
     checkpoint::require_savable<Heap>();
     const auto img = checkpoint::detail::parse_heap<Heap>(r.section(checkpoint::section_kind::heap, "heap"), r.name());
     synchronize();
+    std::vector<std::vector<std::uint64_t>> arrays;
+    for (const auto& a : registered_)
+      arrays.push_back(checkpoint::detail::decode_pointers<Heap>(
+          view_, img, r.section(checkpoint::section_kind::pointers, a.name), a.n, a.types,
+          r.name() + ": pointers '" + a.name + "'"));
     checkpoint::detail::restore_heap<Heap>(view_, img, r.name());
+    for (std::size_t i = 0; i < arrays.size(); ++i)
+      if (!arrays[i].empty()) arch::copy_to_device(registered_[i].device_array, arrays[i].data(), arrays[i].size() * 8);
     do_all_count_.zero();
     do_all_parity_ = 0;
     arch::synchronize();
   }
   /// Saves `n` heap pointers that live outside the heap (a device array, e.g. a grid of
-  /// `Agent*`) as section `name`; load_pointers relocates them into the loaded heap.
+  /// `Agent*`) as section `name`; load_pointers relocates them into the loaded heap. For an array
+  /// the runtime keeps for good, register_pointers() does both (and defragmentation) once.
   template <class T>
   void save_pointers(checkpoint::writer& w, std::string name, T* const* device_array, std::size_t n) {
     static_assert(Heap::template contains<std::remove_cv_t<T>>, "save_pointers: T must be a class of this heap");
