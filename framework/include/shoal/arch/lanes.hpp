@@ -29,7 +29,9 @@ inline constexpr int warp_width = 32;
 inline constexpr int warp_width = 1;
 #endif
 
-// Bit helpers: the hardware instructions in GPU code, <bit> everywhere else.
+// Bit helpers: the hardware instructions in GPU code, <bit> everywhere else. Device code must
+// use these: nvcc 13 compiles std::popcount and std::countr_zero in a kernel without a word of
+// warning into constants (checked in its PTX: the popcount's store vanishes, countr_zero gives 64).
 #if defined(__CUDA_ARCH__)
 /// Number of set bits.
 SHOAL_HD SHOAL_FORCEINLINE int popc(std::uint32_t x) { return __popc(x); }

@@ -24,6 +24,7 @@
 #include <string>
 #include <vector>
 
+#include "shoal/arch/lanes.hpp"
 #include "shoal/arch/launch.hpp"
 #include "shoal/arch/memory.hpp"
 #include "shoal/checkpoint/heap_image.hpp"
@@ -94,7 +95,7 @@ struct relocation {
     const std::uint32_t s = slot_of(bits);
     const std::uint64_t mask = moved[b];
     if (((mask >> s) & 1u) == 0) return bits;
-    const std::uint64_t dest = to[first[b] + std::popcount(mask & low_bits(s))];
+    const std::uint64_t dest = to[first[b] + arch::popc(mask & low_bits(s))];
     return encode_pointer(data + dest / 64 * block_bytes, static_cast<std::uint32_t>(dest % 64), capacity_of(bits),
                           type_of(bits)) |
            proxy_offset_of(bits);
