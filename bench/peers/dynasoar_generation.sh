@@ -13,7 +13,7 @@
 # the script prints one line per variant: "dynasoar_generation/<variant> size steps seconds".
 #
 # PEER_BIN=DIR keeps the two programs in DIR and reuses them when they are there already;
-# PEER_BUILD_ONLY=1 stops after building (to build beside other work and time later).
+# PEER_TIMEOUT=S gives up on a variant after S seconds; PEER_BUILD_ONLY=1 stops after building (to build beside other work and time later).
 #
 # The example's viewer kernel is compiled only with OPTION_RENDER (it does not build otherwise).
 # DynaSOAr wants C++11 and its bundled CUB; it builds here with C++17 and the CUB of the CUDA
@@ -85,7 +85,7 @@ build plain
 build defrag -DOPTION_DEFRAG
 [[ "${PEER_BUILD_ONLY:-0}" == 1 ]] && exit 0
 for v in plain defrag; do
-  line=$("$bin/$v" | tail -1)
+  line=$(timeout "${PEER_TIMEOUT:-0}" "$bin/$v" | tail -1) || { echo "$0: $v failed or ran past PEER_TIMEOUT=${PEER_TIMEOUT:-0} s" >&2; continue; }
   us=${line%%,*}
   [[ "$us" =~ ^[0-9]+$ ]] || { echo "$0: $v printed '$line', not '<µs>, <µs>'" >&2; exit 1; }
   echo "dynasoar_generation/$v $size $steps $(python3 -c "print($us / 1e6)")"
