@@ -144,8 +144,9 @@ enum class after_churn { nothing, defragment };
 /// A do-all over n objects (one field read and written each) on a heap that went through
 /// `rounds` churn rounds (free a random half, refill), against one over n objects created
 /// compactly by parallel_new (`rounds` == 0): what fragmentation left by churn costs later, and
-/// (after_churn::defragment) what is left of it after rt.defragment().
-void doall_after_churn(benchmark::State& state, std::uint64_t n, std::uint64_t rounds, after_churn then) {
+/// (after_churn::defragment) what is left of it after rt.defragment(max_fill).
+void doall_after_churn(benchmark::State& state, std::uint64_t n, std::uint64_t rounds, after_churn then,
+                       double max_fill) {
   runtime_of<Obj16> rt(heap_bytes_for<Obj16>(n));
   arch::device_buffer<Obj16*> ptrs(n);
   double defragment_s = 0;
@@ -158,7 +159,7 @@ void doall_after_churn(benchmark::State& state, std::uint64_t n, std::uint64_t r
       rt.register_pointers("ptrs", ptrs.data(), n);
       rt.synchronize();
       device_timer t;
-      defragment_s = t.seconds([&] { rt.defragment<Obj16>(); });
+      defragment_s = t.seconds([&] { rt.defragment<Obj16>(max_fill); });
     }
   }
   try {
@@ -183,9 +184,9 @@ void doall_after_churn(benchmark::State& state, std::uint64_t n, std::uint64_t r
   if (!rt.verify().empty()) fail(state, "heap inconsistent: " + rt.verify());
 }
 
-/// The time of rt.defragment<Obj16>() on a heap of n objects after `rounds` churn rounds (each
-/// iteration churns again, untimed, then defragments; the pointers stay registered).
-void defragment_after_churn(benchmark::State& state, std::uint64_t n, std::uint64_t rounds) {
+/// The time of rt.defragment<Obj16>(max_fill) on a heap of n objects after `rounds` churn rounds
+/// (each iteration churns again, untimed, then defragments; the pointers stay registered).
+void defragment_after_churn(benchmark::State& state, std::uint64_t n, std::uint64_t rounds, double max_fill) {
   runtime_of<Obj16> rt(heap_bytes_for<Obj16>(n));
   arch::device_buffer<Obj16*> ptrs(n);
   launch_make<Obj16>(rt, ptrs.data(), n);
@@ -198,7 +199,7 @@ void defragment_after_churn(benchmark::State& state, std::uint64_t n, std::uint6
     round += rounds;
     rt.synchronize();
     defrag_stats s{};
-    state.SetIterationTime(timer.seconds([&] { s = rt.defragment<Obj16>(); }));
+    state.SetIterationTime(timer.seconds([&] { s = rt.defragment<Obj16>(max_fill); }));
     moved += static_cast<double>(s.moved);
     blocks_before += static_cast<double>(s.blocks_before);
     blocks_after += static_cast<double>(s.blocks_after);
@@ -361,12 +362,20 @@ void register_heap_benchmarks() {
   add("churn/objects:" + std::to_string(churn_objects), churn, churn_objects);
   const std::string churned = "/objects:" + std::to_string(churn_objects) + "/rounds:";
   const std::string rounds = std::to_string(churn_rounds_before_doall);
-  add("doall_after_churn" + churned + "0", doall_after_churn, churn_objects, std::uint64_t{0}, after_churn::nothing);
+  add("doall_after_churn" + churned + "0", doall_after_churn, churn_objects, std::uint64_t{0}, after_churn::nothing, 0.0);
   add("doall_after_churn" + churned + rounds, doall_after_churn, churn_objects, churn_rounds_before_doall,
-      after_churn::nothing);
-  add("doall_after_defragment" + churned + rounds, doall_after_churn, churn_objects, churn_rounds_before_doall,
-      after_churn::defragment);
-  add("defragment_after_churn" + churned + rounds, defragment_after_churn, churn_objects, churn_rounds_before_doall);
+      after_churn::nothing, 0.0);
+  // The default fill (half) and one that fills every block's holes (churn leaves blocks nearly full).
+  for (const double fill : {0.5, 0.99}) {
+    const std::string f = "/max_fill:" + std::to_string(fill).substr(0, 4);
+    add("doall_after_defragment" + churned + rounds + f, doall_after_churn, churn_objects, churn_rounds_before_doall,
+        after_churn::defragment, fill);
+    // Each iteration churns untimed first: a fixed count keeps a fast defragmentation from
+    // running thousands of them to fill the minimum time.
+    add_benchmark("defragment_after_churn" + churned + rounds + f, repetitions, defragment_after_churn, churn_objects,
+                  churn_rounds_before_doall, fill)
+        ->Iterations(3);
+  }
   add("time_to_nullptr/requests:" + std::to_string(nullptr_requests), time_to_nullptr, nullptr_requests);
   add_allocation_patterns([](const std::string& name, auto f, auto... args) { add(name, f, args...); },
                           pattern_threads, critters);
