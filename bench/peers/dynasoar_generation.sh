@@ -13,7 +13,9 @@
 # the script prints one line per variant: "dynasoar_generation/<variant> size steps seconds".
 #
 # PEER_BIN=DIR keeps the two programs in DIR and reuses them when they are there already;
-# PEER_TIMEOUT=S gives up on a variant after S seconds; PEER_BUILD_ONLY=1 stops after building (to build beside other work and time later).
+# PEER_TIMEOUT=S gives up on a variant after S seconds; PEER_BUILD_ONLY=1 stops after building
+# (to build beside other work and time later); PEER_DEBUG=1 builds without NDEBUG, so that
+# DynaSOAr prints each step's number and its allocator's state (to see where a run stops).
 #
 # The example's viewer kernel is compiled only with OPTION_RENDER (it does not build otherwise).
 # DynaSOAr wants C++11 and its bundled CUB; it builds here with C++17 and the CUB of the CUDA
@@ -76,7 +78,9 @@ EOF
 build() {  # build NAME EXTRA_FLAGS...
   local name=$1; shift
   [[ -x "$bin/$name" ]] && return 0
-  (cd "$work" && nvcc -Xcudafe "--diag_suppress=1427" -O3 -DNDEBUG -std=c++17 --expt-extended-lambda \
+  local ndebug=-DNDEBUG
+  [[ "${PEER_DEBUG:-0}" == 1 ]] && ndebug=
+  (cd "$work" && nvcc -Xcudafe "--diag_suppress=1427" -O3 $ndebug -std=c++17 --expt-extended-lambda \
      -gencode "arch=compute_$cc,code=sm_$cc" -maxrregcount=64 -Xcompiler -fpermissive -Iexample/configuration/dynasoar -I. \
      -DPARAM_SIZE="$size" "$@" example/generation/dataset_loader.cu example/generation/dynasoar/generation.cu \
      -o "$bin/$name")
@@ -85,7 +89,15 @@ build plain
 build defrag -DOPTION_DEFRAG
 [[ "${PEER_BUILD_ONLY:-0}" == 1 ]] && exit 0
 for v in plain defrag; do
-  line=$(timeout "${PEER_TIMEOUT:-0}" "$bin/$v" | tail -1) || { echo "$0: $v failed or ran past PEER_TIMEOUT=${PEER_TIMEOUT:-0} s" >&2; continue; }
+  if [[ "${PEER_DEBUG:-0}" == 1 ]]; then  # its own output, as it comes
+    status=0
+    timeout "${PEER_TIMEOUT:-0}" "$bin/$v" || status=$?
+    echo "$0: $v exited with status $status"
+    continue
+  fi
+  status=0
+  line=$(timeout "${PEER_TIMEOUT:-0}" "$bin/$v" | tail -1) || status=$?
+  [[ $status == 0 ]] || { echo "$0: $v exited with status $status (124: ran past PEER_TIMEOUT=${PEER_TIMEOUT:-0} s)" >&2; continue; }
   us=${line%%,*}
   [[ "$us" =~ ^[0-9]+$ ]] || { echo "$0: $v printed '$line', not '<µs>, <µs>'" >&2; exit 1; }
   echo "dynasoar_generation/$v $size $steps $(python3 -c "print($us / 1e6)")"
