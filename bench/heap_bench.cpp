@@ -92,6 +92,19 @@ void destroy_throughput(benchmark::State& state, std::uint64_t threads) {
 }
 
 
+/// `rounds` churn rounds on a heap of n Obj16 whose pointers are in `ptrs`: each frees a random
+/// half and refills it.
+void churn_rounds(runtime_of<Obj16>& rt, Obj16** ptrs, std::uint64_t n, std::uint64_t first_round,
+                  std::uint64_t rounds) {
+  for (std::uint64_t round = first_round; round < first_round + rounds; ++round) {
+    launch_destroy<Obj16>(rt, ptrs, n, 5000, round);
+    const std::uint64_t salt = round << 40;
+    rt.launch_async(n, [=] SHOAL_DEVICE(std::size_t i) {
+      if (ptrs[i] == nullptr) ptrs[i] = make<Obj16>(i + salt);
+    });
+  }
+}
+
 /// Steady churn: a heap holding n objects loses a random half and regains as many, per round.
 void churn(benchmark::State& state, std::uint64_t n) {
   runtime_of<Obj16> rt(heap_bytes_for<Obj16>(n));
@@ -102,15 +115,7 @@ void churn(benchmark::State& state, std::uint64_t n) {
   std::uint64_t round = 0;
   for (auto _ : state) {
     ++round;
-    const double s = timer.seconds([&] {
-      launch_destroy<Obj16>(rt, ptrs.data(), n, 5000, round);
-      Obj16** p = ptrs.data();
-      const std::uint64_t salt = round << 40;
-      rt.launch_async(n, [=] SHOAL_DEVICE(std::size_t i) {
-        if (p[i] == nullptr) p[i] = make<Obj16>(i + salt);
-      });
-    });
-    state.SetIterationTime(s);
+    state.SetIterationTime(timer.seconds([&] { churn_rounds(rt, ptrs.data(), n, round, 1); }));
   }
   try {
     rt.check_errors();
@@ -123,19 +128,6 @@ void churn(benchmark::State& state, std::uint64_t n) {
   state.counters["objects_per_s"] =
       benchmark::Counter(static_cast<double>(n), benchmark::Counter::kIsIterationInvariantRate);
   if (!rt.verify().empty()) fail(state, "heap inconsistent after churn: " + rt.verify());
-}
-
-/// `rounds` churn rounds on a heap of n Obj16 whose pointers are in `ptrs`: each frees a random
-/// half and refills it.
-void churn_rounds(runtime_of<Obj16>& rt, Obj16** ptrs, std::uint64_t n, std::uint64_t first_round,
-                  std::uint64_t rounds) {
-  for (std::uint64_t round = first_round; round < first_round + rounds; ++round) {
-    launch_destroy<Obj16>(rt, ptrs, n, 5000, round);
-    const std::uint64_t salt = round << 40;
-    rt.launch_async(n, [=] SHOAL_DEVICE(std::size_t i) {
-      if (ptrs[i] == nullptr) ptrs[i] = make<Obj16>(i + salt);
-    });
-  }
 }
 
 /// What the heap does after setup: nothing (a compact heap or a churned one), or defragment.

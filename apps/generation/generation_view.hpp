@@ -23,20 +23,10 @@ inline constexpr viz::pixel live_cell = viz::rgba(250, 250, 235);
 inline constexpr viz::pixel young = viz::rgba(255, 150, 40);  // state 2
 inline constexpr viz::pixel old = viz::rgba(70, 10, 10);      // state C - 1
 
-/// The frame: --frame-size, else the grid one pixel per cell (viz::grid_frame) with the chart
-/// panel a quarter of its height below it.
+/// The frame: --frame-size, else the grid one pixel per cell with the chart below it
+/// (viz::grid_scene).
 inline viz::scene_spec scene(const shoal::sim::run_options& o, std::uint64_t width, std::uint64_t height) {
-  viz::scene_spec s;
-  s.app = "generation";
-  if (o.frame_width != 0) {
-    s.width = o.frame_width, s.height = o.frame_height;
-    s.chart_height = o.frame_height / 5;
-  } else {
-    const viz::extent e = viz::grid_frame(width, height);
-    s.width = e.width;
-    s.chart_height = std::max<std::uint32_t>(24, e.height / 4);
-    s.height = e.height + s.chart_height;
-  }
+  viz::scene_spec s = viz::grid_scene("generation", o.frame_width, o.frame_height, width, height);
   s.labels = {"live", "dying", "candidates"};  // count()'s words
   s.chart_first = 0;
   s.chart_colours = {live_cell, young, watched};

@@ -20,20 +20,10 @@ namespace viz = shoal::viz;
 inline constexpr viz::pixel male = viz::rgba(80, 170, 255);
 inline constexpr viz::pixel female = viz::rgba(255, 90, 150);
 
-/// The frame: --frame-size, else the grid one pixel per cell (viz::grid_frame) with the chart
-/// panel a quarter of its height below it.
+/// The frame: --frame-size, else the grid one pixel per cell with the chart below it
+/// (viz::grid_scene).
 inline viz::scene_spec scene(const shoal::sim::run_options& o, std::uint64_t width, std::uint64_t height) {
-  viz::scene_spec s;
-  s.app = "sugarscape";
-  if (o.frame_width != 0) {
-    s.width = o.frame_width, s.height = o.frame_height;
-    s.chart_height = o.frame_height / 5;
-  } else {
-    const viz::extent e = viz::grid_frame(width, height);
-    s.width = e.width;
-    s.chart_height = std::max<std::uint32_t>(24, e.height / 4);
-    s.height = e.height + s.chart_height;
-  }
+  viz::scene_spec s = viz::grid_scene("sugarscape", o.frame_width, o.frame_height, width, height);
   s.labels = {"", "males", "females"};  // the census's words: Agent (abstract), Male, Female
   s.chart_first = 1;
   s.chart_colours = {male, female};

@@ -18,20 +18,10 @@ inline constexpr viz::pixel water = viz::rgba(10, 22, 44);
 inline constexpr viz::pixel fish = viz::rgba(70, 180, 250);
 inline constexpr viz::pixel shark = viz::rgba(250, 110, 60);
 
-/// The frame: --frame-size, else the grid one pixel per cell (viz::grid_frame) with the chart
-/// panel a quarter of its height below it.
+/// The frame: --frame-size, else the grid one pixel per cell with the chart below it
+/// (viz::grid_scene).
 inline viz::scene_spec scene(const shoal::sim::run_options& o, std::uint64_t width, std::uint64_t height) {
-  viz::scene_spec s;
-  s.app = "wator";
-  if (o.frame_width != 0) {
-    s.width = o.frame_width, s.height = o.frame_height;
-    s.chart_height = o.frame_height / 5;
-  } else {
-    const viz::extent e = viz::grid_frame(width, height);
-    s.width = e.width;
-    s.chart_height = std::max<std::uint32_t>(24, e.height / 4);
-    s.height = e.height + s.chart_height;
-  }
+  viz::scene_spec s = viz::grid_scene("wator", o.frame_width, o.frame_height, width, height);
   s.labels = {"", "fish", "sharks"};  // the census's words: Agent (abstract), Fish, Shark
   s.chart_first = 1;
   s.chart_colours = {fish, shark};

@@ -156,14 +156,27 @@ void expect_same(const std::vector<node_view>& a, const std::vector<node_view>& 
   }
 }
 
+/// A heap after build(n, keep_one_in), its node array registered, and what the nodes read before
+/// any defragmentation.
+struct churned_graph {
+  DefragRuntime rt;
+  arch::device_buffer<Node*> nodes;
+  std::vector<node_view> before;
+  churned_graph(std::uint64_t n, std::uint64_t keep_one_in)
+      : rt(DefragRuntime::bytes_for<Node, Bolt, Leaf>(2 * n, 2 * n, 2 * n)), nodes(n) {
+    nodes.zero();
+    rt.register_pointers("nodes", nodes.data(), n);
+    build(rt, n, keep_one_in, nodes.data());
+    before = read(rt, n, nodes.data());
+  }
+};
+
 TEST(Defragment, KeepsEveryObjectAndPointerAndFreesBlocks) {
   const std::uint64_t n = 20000, keep_one_in = 5;
-  DefragRuntime rt(DefragRuntime::bytes_for<Node, Bolt, Leaf>(2 * n, 2 * n, 2 * n));
-  arch::device_buffer<Node*> nodes(n);
-  nodes.zero();
-  rt.register_pointers("nodes", nodes.data(), n);
-  build(rt, n, keep_one_in, nodes.data());
-  const auto before = read(rt, n, nodes.data());
+  churned_graph g(n, keep_one_in);
+  DefragRuntime& rt = g.rt;
+  arch::device_buffer<Node*>& nodes = g.nodes;
+  const auto& before = g.before;
   std::uint64_t survivors = 0;
   for (std::uint64_t i = 0; i < n; ++i) survivors += survives(i, keep_one_in);
   for (std::uint64_t i = 0; i < n; ++i) {  // the host model: what each survivor must read
@@ -202,12 +215,10 @@ TEST(Defragment, KeepsEveryObjectAndPointerAndFreesBlocks) {
 
 TEST(Defragment, OneClassLeavesTheOthers) {
   const std::uint64_t n = 6000, keep_one_in = 4;
-  DefragRuntime rt(DefragRuntime::bytes_for<Node, Bolt, Leaf>(2 * n, 2 * n, 2 * n));
-  arch::device_buffer<Node*> nodes(n);
-  nodes.zero();
-  rt.register_pointers("nodes", nodes.data(), n);
-  build(rt, n, keep_one_in, nodes.data());
-  const auto before = read(rt, n, nodes.data());
+  churned_graph g(n, keep_one_in);
+  DefragRuntime& rt = g.rt;
+  arch::device_buffer<Node*>& nodes = g.nodes;
+  const auto& before = g.before;
   const auto headers_before = rt.stats();
   const defrag_stats d = rt.defragment<Part>(0.5);  // Bolt and Leaf, not Node
   EXPECT_GT(d.moved, 0u);

@@ -342,8 +342,6 @@ inline bool packs_blocks(const heap_image& img, const sd::heap_view& v, const st
   return true;
 }
 
-/// Replaces the contents of heap `v` (cleared, quiescent) with `img`. Everything is checked and
-/// relocated on the host first, so a bad file leaves the device untouched.
 /// Writes every block's header to the device, with what the headers imply: the leaf and upper
 /// words of the bitmaps (free, allocated[t], active[t]) and the counters (free blocks; block
 /// operations none in flight). For a heap at rest: a checkpoint load, a defragmentation.
@@ -369,6 +367,8 @@ inline void write_heap_index(const sd::heap_view& v, const std::vector<sd::block
   arch::copy_to_device(v.counters, counters.get(), sizeof(sd::heap_counters));
 }
 
+/// Replaces the contents of heap `v` (cleared, quiescent) with `img`. Everything is checked and
+/// relocated on the host first, so a bad file leaves the device untouched.
 template <class Heap>
 void restore_heap(const sd::heap_view& v, const heap_image& img, const std::string& what) {
   const bool packed = packs_blocks(img, v, what);

@@ -455,13 +455,8 @@ class runtime {
     for (const auto& a : registered_)
       if (a.name == name && a.device_array != key)
         throw error("shoal: register_pointers: the name '" + name + "' is already registered for another array");
-    const std::uint32_t types = checkpoint::detail::subclass_mask<Heap, std::remove_cv_t<T>>();
-    for (auto& a : registered_)
-      if (a.device_array == key) {
-        a = {std::move(name), key, n, types};
-        return;
-      }
-    registered_.push_back({std::move(name), key, n, types});
+    unregister_pointers(device_array);
+    registered_.push_back({std::move(name), key, n, checkpoint::detail::subclass_mask<Heap, std::remove_cv_t<T>>()});
   }
   /// Forgets a registered array (no-op if it is not registered).
   template <class T>
@@ -731,7 +726,7 @@ class runtime {
   arch::device_buffer<unsigned long long> chunk_counts_;  // ... per thread block of its planning launch
   arch::device_buffer<unsigned long long> parallel_new_made_;  // ... and the objects it made room for
   arch::pinned_value<detail::heap_errors> errors_seen_;   // synchronize()'s copy of the record
-  std::vector<detail::registered_pointers> registered_;  // rewritten by defragment()
+  std::vector<detail::registered_pointers> registered_;  // rewritten by defragment(), saved with the heap
 };
 
 }  // namespace shoal

@@ -16,6 +16,7 @@
 /// worker threads. The window is painted at most at the display's refresh rate, whatever the
 /// step rate: when the window is slower, frames are skipped, never steps.
 
+#include <algorithm>
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
@@ -23,6 +24,7 @@
 #include <optional>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "shoal/arch/memory.hpp"
@@ -49,6 +51,26 @@ struct scene_spec {
   std::uint32_t chart_first = 0;      ///< the chart's series are values chart_first, ...
   std::vector<pixel> chart_colours;   ///< ... one per colour
 };
+
+/// The scene of a grid model: a frame of `frame_width` x `frame_height` pixels (--frame-size) with
+/// the chart panel a fifth of it, or, when those are 0, the grid one pixel per cell (grid_frame)
+/// with the chart panel a quarter of its height (at least 24 pixels) below it. The caller adds
+/// labels and chart colours.
+inline scene_spec grid_scene(std::string app, std::uint32_t frame_width, std::uint32_t frame_height, std::uint64_t width,
+                             std::uint64_t height) {
+  scene_spec s;
+  s.app = std::move(app);
+  if (frame_width != 0) {
+    s.width = frame_width, s.height = frame_height;
+    s.chart_height = frame_height / 5;
+  } else {
+    const extent e = grid_frame(width, height);
+    s.width = e.width;
+    s.chart_height = std::max<std::uint32_t>(24, e.height / 4);
+    s.height = e.height + s.chart_height;
+  }
+  return s;
+}
 
 /// The overlay's text lines for a frame.
 inline std::vector<std::string> overlay_lines(const std::string& mode, const std::vector<std::string>& labels,
