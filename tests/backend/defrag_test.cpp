@@ -3,6 +3,8 @@
 // (plain and array fields, from another class, from a subclass, into an abstract base) and in a
 // registered array — names the same object as before. A compact heap moves nothing; a do-all
 // afterwards sees every object once; bad arguments are refused. Compiled for both backends.
+#include <algorithm>
+#include <bit>
 #include <cstdint>
 #include <vector>
 
@@ -229,6 +231,80 @@ TEST(Defragment, OneClassLeavesTheOthers) {
   EXPECT_GT(nodes_only.moved, 0u);
   EXPECT_EQ(rt.verify(), "");
   expect_same(read(rt, n, nodes.data()), before, n);
+}
+
+/// The plan as the docs state it, on the host: per class, of the blocks filled at most max_fill,
+/// the fullest stay (lower index first among equals), as few as hold all their objects; the
+/// others' objects fill the kept blocks' free slots in block and slot order. Returns the headers
+/// it leaves (classes in the mask `types` only).
+std::vector<detail::block_header> planned(std::vector<detail::block_header> h, const detail::heap_view& v, double max_fill,
+                                         std::uint32_t types) {
+  for (std::uint32_t t = 0; t < v.num_types; ++t) {
+    const std::uint32_t cap = v.capacity[t];
+    if (cap == 0 || ((types >> t) & 1u) == 0) continue;
+    const std::uint64_t full = v.full_mask(t);
+    std::vector<std::pair<std::uint64_t, int>> sparse;  // block, live
+    std::uint64_t live = 0;
+    for (std::uint64_t b = 0; b < h.size(); ++b) {
+      if (h[b].type != t) continue;
+      const int n = std::popcount(~h[b].free_slots & full);
+      if (n > static_cast<int>(max_fill * cap)) continue;
+      sparse.push_back({b, n});
+      live += static_cast<std::uint64_t>(n);
+    }
+    const std::uint64_t keep = (live + cap - 1) / cap;
+    if (sparse.size() <= keep) continue;
+    std::stable_sort(sparse.begin(), sparse.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
+    std::vector<std::uint64_t> targets, sources;
+    for (std::size_t i = 0; i < sparse.size(); ++i) (i < keep ? targets : sources).push_back(sparse[i].first);
+    std::sort(targets.begin(), targets.end());
+    std::sort(sources.begin(), sources.end());
+    std::size_t k = 0;
+    for (const std::uint64_t b : sources) {
+      for (int n = std::popcount(~h[b].free_slots & full); n > 0; --n) {
+        while ((h[targets[k]].free_slots & full) == 0) ++k;
+        h[targets[k]].free_slots &= h[targets[k]].free_slots - 1;  // its lowest free slot
+      }
+      h[b] = detail::block_header{0, detail::no_type, 0};
+    }
+  }
+  return h;
+}
+
+std::vector<detail::block_header> headers_of(const DefragRuntime& rt) {
+  std::vector<detail::block_header> h(rt.view().blocks);
+  arch::copy_to_host(h.data(), rt.view().headers, h.size() * sizeof(detail::block_header));
+  return h;
+}
+
+// The device plans (histograms, scans): its result must be the stated plan, block for block, at
+// fills where many blocks tie, for every class at once and for one.
+TEST(Defragment, KeepsTheFullestBlocksAndFillsThemInOrder) {
+  const std::uint32_t parts = (1u << DefragHeap::type_id<Bolt>) | (1u << DefragHeap::type_id<Leaf>);
+  for (const double fill : {0.3, 0.5, 0.9})
+    for (const bool every_class : {true, false}) {
+      const std::uint64_t n = 9000, keep_one_in = 3;
+      DefragRuntime rt(DefragRuntime::bytes_for<Node, Bolt, Leaf>(2 * n, 2 * n, 2 * n));
+      arch::device_buffer<Node*> nodes(n);
+      nodes.zero();
+      rt.register_pointers("nodes", nodes.data(), n);
+      build(rt, n, keep_one_in, nodes.data());
+      const auto before = read(rt, n, nodes.data());
+      const auto expected = planned(headers_of(rt), rt.view(), fill, every_class ? ~0u : parts);
+      const defrag_stats d = every_class ? rt.defragment(fill) : rt.defragment<Part>(fill);
+      const auto after = headers_of(rt);
+      ASSERT_EQ(after.size(), expected.size());
+      std::uint64_t differ = 0, used = 0;
+      for (std::size_t b = 0; b < after.size(); ++b) {
+        differ += after[b].type != expected[b].type || after[b].free_slots != expected[b].free_slots;
+        used += after[b].type != detail::no_type;
+      }
+      EXPECT_EQ(differ, 0u) << "blocks unlike the plan at max_fill " << fill << (every_class ? "" : ", Part only");
+      EXPECT_GT(d.moved, 0u);
+      EXPECT_EQ(used, d.blocks_after);
+      EXPECT_EQ(rt.verify(), "");
+      expect_same(read(rt, n, nodes.data()), before, n);
+    }
 }
 
 TEST(Defragment, RefusesAFillOutsideZeroToOne) {

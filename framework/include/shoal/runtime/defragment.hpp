@@ -6,12 +6,17 @@
 /// say which fields may point to which classes) and in the pointer arrays outside the heap that
 /// the program registered (runtime::register_pointers).
 ///
-/// At rest only (between launches, nothing in flight). The host plans from the block headers
-/// (one download): of a class's blocks filled at most `max_fill`, the fullest are kept as
-/// targets, as few as hold all their objects, and the others' objects move into the targets'
-/// free slots, in block and slot order, so a run gives the same heap on both backends. The
-/// device copies the objects field by field and rewrites the pointers; the host then writes the
-/// new headers and rebuilds the bitmaps and counters from them, as a checkpoint load does.
+/// At rest only (between launches, nothing in flight), and on the device but for one small
+/// download: a kernel counts, per asked class, its blocks filled at most `max_fill` by their
+/// number of objects (a histogram of 65 bins); from it the host picks, per class, the fill
+/// `theta` above which every such block stays (a target) and how many of those filled exactly
+/// `theta` stay too (the lowest-indexed), so that the targets are as few as hold all the class's
+/// sparse objects. Device scans then rank the targets, their free slots and the objects of the
+/// other sparse blocks (the sources); source object r goes to target free slot r, in block and
+/// slot order, so a run gives the same heap on both backends. The device copies the objects
+/// field by field and rewrites the pointers, then writes the new headers and rebuilds the
+/// bitmaps and counters from the headers, as a checkpoint load does. The runtime keeps the
+/// scratch memory between calls.
 ///
 /// Where a moved object went: per source block, the index of its first move and the mask of its
 /// moved slots; object s of block b is move first[b] + popcount(moved[b] below s). Two loads per
@@ -27,6 +32,7 @@
 #include "shoal/arch/lanes.hpp"
 #include "shoal/arch/launch.hpp"
 #include "shoal/arch/memory.hpp"
+#include "shoal/arch/scan.hpp"
 #include "shoal/checkpoint/heap_image.hpp"
 #include "shoal/checkpoint/signature.hpp"
 #include "shoal/heap/heap_view.hpp"
@@ -124,155 +130,236 @@ struct registered_pointers {
   std::uint32_t types;  // mask of the classes its pointers may point to (T and its subclasses)
 };
 
+/// Device memory a runtime keeps for its defragmentations, grown when a call needs more: no
+/// allocation (and no implicit synchronisation of a free) per call once it is large enough.
+struct defrag_scratch {
+  arch::device_buffer<std::byte> arena;      // per-block arrays and the histograms
+  arch::device_buffer<std::uint64_t> moves;  // per move: where it goes
+  arch::device_buffer<std::byte> scan_temp;  // the device scans' working memory
+};
+
+/// Whether block b holds class t filled at most `limit`; its objects in `live` (block headers as
+/// they were before the defragmentation: read only until they are rewritten).
+struct sparse_block {
+  heap_view hv;
+  std::uint32_t type, limit;
+  SHOAL_HD bool operator()(std::uint64_t b, std::uint64_t& live) const {
+    const block_header h = hv.headers[b];
+    if (h.type != type) return false;
+    live = ~h.free_slots & hv.full_mask(type);
+    return static_cast<std::uint32_t>(arch::popc(live)) <= limit;
+  }
+};
+
+/// Carves typed arrays out of one device buffer (each 256-byte aligned).
+class scratch_carver {
+ public:
+  /// Reserves `bytes`; returns their offset.
+  std::uint64_t add(std::uint64_t bytes) {
+    const std::uint64_t at = used_;
+    used_ += (bytes + 255) / 256 * 256;
+    return at;
+  }
+  std::uint64_t bytes() const { return used_; }
+
+ private:
+  std::uint64_t used_ = 0;
+};
+
+/// Per class, what the plan decides from the histogram of its sparse blocks' fill.
+struct class_plan {
+  std::uint32_t type = 0, capacity = 0, limit = 0;
+  std::uint32_t theta = 0;    // blocks filled more than theta stay (targets) ...
+  std::uint64_t need = 0;     // ... and the `need` lowest-indexed ones filled exactly theta
+  std::uint64_t keep = 0;     // targets: as few blocks as hold every sparse object
+  std::uint64_t sources = 0;  // sparse blocks that empty into them (and are freed)
+  std::uint64_t moves = 0;    // objects that move
+  std::uint64_t move_base = 0;
+};
+
+/// A number per class (and one past the last), passed to kernels by value (a lambda cannot
+/// capture a type local to its function).
+struct per_class {
+  std::uint32_t of[max_types + 1];
+};
+
+/// Block roles in a defragmentation.
+inline constexpr std::uint32_t role_none = 0, role_target = 1, role_source = 2;
+
 /// The defragmentation of the classes in `types` (a mask of type ids); see the file comment.
-/// The heap must be at rest.
+/// The heap must be at rest. Everything runs on the device but the plan's few numbers per class:
+/// one small download (the fill histograms), then kernels and scans only.
 template <class Heap>
 defrag_stats defragment_heap(const heap_view& v, std::uint32_t types, double max_fill,
-                             const std::vector<registered_pointers>& arrays) {
-  std::vector<block_header> headers(v.blocks);
-  arch::copy_to_host(headers.data(), v.headers, headers.size() * sizeof(block_header));
-  defrag_stats stats;
-  for (const block_header& h : headers) stats.blocks_before += h.type != no_type;
+                             const std::vector<registered_pointers>& arrays, defrag_scratch& scratch) {
+  constexpr std::uint32_t T = Heap::num_types;
+  constexpr std::uint32_t bins = 65;  // live objects in a block: 0..64
+  const std::uint64_t B = v.blocks;
+  const heap_view hv = v;
 
-  // The plan: moves (from, to as block × 64 + slot) grouped by source block, in block order.
-  std::vector<std::uint32_t> first(v.blocks, not_moved);
-  std::vector<std::uint64_t> moved(v.blocks, 0);
-  std::vector<std::uint64_t> from, to;
-  std::vector<std::uint32_t> move_type;
-  std::uint32_t moved_types = 0;
-  for (std::uint32_t t = 0; t < Heap::num_types; ++t) {
-    const std::uint32_t capacity = v.capacity[t];
-    if (((types >> t) & 1u) == 0 || capacity == 0) continue;  // not asked, or abstract
-    const std::uint64_t full = v.full_mask(t);
-    const auto limit = static_cast<std::uint32_t>(max_fill * capacity);
-    struct candidate {
-      std::uint64_t block;
-      std::uint32_t live;
-    };
-    std::vector<candidate> sparse;
-    std::uint64_t live_total = 0;
-    for (std::uint64_t b = 0; b < v.blocks; ++b) {
-      if (headers[b].type != t) continue;
-      const auto live = static_cast<std::uint32_t>(std::popcount(~headers[b].free_slots & full));
-      if (live > limit) continue;
-      sparse.push_back({b, live});
-      live_total += live;
-    }
-    const std::uint64_t keep = (live_total + capacity - 1) / capacity;
-    if (sparse.size() <= keep) continue;  // already as dense as it gets
-    // Fullest first (then lower index): they stay; the rest empty into them.
-    std::stable_sort(sparse.begin(), sparse.end(), [](const candidate& a, const candidate& b) { return a.live > b.live; });
-    std::vector<std::uint64_t> targets, sources;
-    for (std::size_t i = 0; i < sparse.size(); ++i) (i < keep ? targets : sources).push_back(sparse[i].block);
-    std::sort(targets.begin(), targets.end());
-    std::sort(sources.begin(), sources.end());
-    std::size_t target = 0;
-    for (const std::uint64_t b : sources) {
-      const std::uint64_t live = ~headers[b].free_slots & full;
-      if (live != 0) {
-        first[b] = static_cast<std::uint32_t>(from.size());
-        moved[b] = live;
+  // Scratch: histograms and counts, then per-block and per-move arrays.
+  scratch_carver c;
+  const std::uint64_t at_hist = c.add((T * bins + 2) * 8);
+  const std::uint64_t at_rank = c.add(B * 8), at_src = c.add(B * 8), at_tgt = c.add(B * 8), at_free = c.add(B * 8);
+  const std::uint64_t at_first = c.add(B * 4), at_role = c.add(B * 4), at_taken = c.add(B * 4);
+  const std::uint64_t at_moved = c.add(B * 8), at_tblock = c.add(B * 8), at_tstart = c.add(B * 8);
+  if (scratch.arena.size() < c.bytes()) scratch.arena = arch::device_buffer<std::byte>(c.bytes());
+  std::byte* base = scratch.arena.data();
+  auto* hist = reinterpret_cast<std::uint64_t*>(base + at_hist);  // [T][bins], then used blocks, free blocks
+  auto* rank = reinterpret_cast<std::uint64_t*>(base + at_rank);
+  auto* src = reinterpret_cast<std::uint64_t*>(base + at_src);
+  auto* tgt = reinterpret_cast<std::uint64_t*>(base + at_tgt);
+  auto* fre = reinterpret_cast<std::uint64_t*>(base + at_free);
+  auto* first = reinterpret_cast<std::uint32_t*>(base + at_first);
+  auto* role = reinterpret_cast<std::uint32_t*>(base + at_role);
+  auto* taken = reinterpret_cast<std::uint32_t*>(base + at_taken);
+  auto* moved = reinterpret_cast<std::uint64_t*>(base + at_moved);
+  auto* tblock = reinterpret_cast<std::uint64_t*>(base + at_tblock);
+  auto* tstart = reinterpret_cast<std::uint64_t*>(base + at_tstart);
+
+  // 1. Fill histograms of the sparse blocks of each asked class, and the blocks in use.
+  per_class lim{};  // per class: blocks with fewer objects are sparse (0: class not asked)
+  for (std::uint32_t t = 0; t < T; ++t)
+    lim.of[t] = ((types >> t) & 1u) != 0 && v.capacity[t] != 0 ? static_cast<std::uint32_t>(max_fill * v.capacity[t]) + 1 : 0;
+  arch::fill_bytes_enqueued(hist, 0, (T * bins + 2) * 8);
+  arch::for_each_index(B, [=] SHOAL_DEVICE(std::size_t b) {
+    const block_header h = hv.headers[b];
+    if (h.type == no_type) return;
+    arch::add_relaxed(hist[T * bins], std::uint64_t{1});
+    const auto live = static_cast<std::uint32_t>(arch::popc(~h.free_slots & hv.full_mask(h.type)));
+    if (live < lim.of[h.type]) arch::add_relaxed(hist[h.type * bins + live], std::uint64_t{1});
+  });
+  std::vector<std::uint64_t> h(T * bins + 2);
+  arch::copy_to_host(h.data(), hist, h.size() * 8);
+  defrag_stats stats;
+  stats.blocks_before = h[T * bins];
+
+  // 2. The plan of each class: the fullest sparse blocks stay (lowest index first among equals).
+  std::vector<class_plan> plans;
+  std::uint64_t move_total = 0;
+  for (std::uint32_t t = 0; t < T; ++t) {
+    if (lim.of[t] == 0) continue;
+    class_plan p;
+    p.type = t, p.capacity = v.capacity[t], p.limit = lim.of[t] - 1;
+    std::uint64_t sparse = 0, live = 0;
+    for (std::uint32_t k = 0; k <= p.limit; ++k) sparse += h[t * bins + k], live += k * h[t * bins + k];
+    p.keep = (live + p.capacity - 1) / p.capacity;
+    if (sparse <= p.keep) continue;  // already as dense as it gets
+    p.theta = bins;                  // no targets unless some block holds an object
+    std::uint64_t above = 0, kept_live = 0;
+    for (std::uint32_t k = p.limit + 1; k-- > 0 && p.keep > 0;) {
+      const std::uint64_t n = h[t * bins + k];
+      if (above + n >= p.keep) {
+        p.theta = k, p.need = p.keep - above;
+        kept_live += p.need * k;
+        break;
       }
-      for (std::uint64_t l = live; l != 0; l &= l - 1) {
-        while ((headers[targets[target]].free_slots & full) == 0) ++target;  // keep: room for all
-        const std::uint64_t d = targets[target];
-        const int slot = std::countr_zero(headers[d].free_slots & full);
-        headers[d].free_slots &= ~(std::uint64_t{1} << slot);
-        from.push_back(b * 64 + static_cast<std::uint64_t>(std::countr_zero(l)));
-        to.push_back(d * 64 + static_cast<std::uint64_t>(slot));
-        move_type.push_back(t);
-      }
-      headers[b] = block_header{0, no_type, 0};
+      above += n, kept_live += n * k;
     }
-    moved_types |= std::uint32_t{1} << t;
+    p.sources = sparse - p.keep;
+    p.moves = live - kept_live;
+    p.move_base = move_total;
+    move_total += p.moves;
+    plans.push_back(p);
   }
-  if (moved_types == 0) {
+  if (plans.empty()) {
     stats.blocks_after = stats.blocks_before;
     return stats;
   }
-  stats.moved = from.size();
-
-  // The device: copy the objects, then rewrite the pointers (in moved objects too).
-  std::vector<field_place> places;
-  std::vector<std::uint32_t> place_first;
-  field_places<Heap>(places, place_first);
-  arch::device_buffer<field_place> d_places(std::max<std::size_t>(places.size(), 1));
-  arch::device_buffer<std::uint32_t> d_place_first(place_first.size()), d_first(v.blocks), d_type(std::max<std::size_t>(from.size(), 1));
-  arch::device_buffer<std::uint64_t> d_moved(v.blocks), d_from(std::max<std::size_t>(from.size(), 1)),
-      d_to(std::max<std::size_t>(to.size(), 1));
-  if (!places.empty()) d_places.upload(places);
-  d_place_first.upload(place_first);
-  d_first.upload(first);
-  d_moved.upload(moved);
-  if (!from.empty()) {
-    d_from.upload(from);
-    d_to.upload(to);
-    d_type.upload(move_type);
+  std::uint32_t moved_types = 0;
+  for (const class_plan& p : plans) {
+    moved_types |= std::uint32_t{1} << p.type;
+    stats.blocks_after += p.sources;
+    stats.moved += p.moves;
   }
-  {
-    const field_place* pl = d_places.data();
-    const std::uint32_t* pf = d_place_first.data();
-    const std::uint64_t* f = d_from.data();
-    const std::uint64_t* d = d_to.data();
-    const std::uint32_t* mt = d_type.data();
-    std::byte* data = v.data;
-    const std::uint64_t block_bytes = v.block_bytes;
-    const heap_view hv = v;
-    arch::for_each_index(from.size(), [=] SHOAL_DEVICE(std::size_t i) {
-      const std::uint32_t t = mt[i];
-      const std::uint32_t capacity = hv.capacity[t];
-      const std::byte* src = data + f[i] / 64 * block_bytes;
-      std::byte* dst = data + d[i] / 64 * block_bytes;
-      const std::uint64_t s = f[i] % 64, ds = d[i] % 64;
-      for (std::uint32_t k = pf[t]; k < pf[t + 1]; ++k)
-        for (std::uint32_t e = 0; e < pl[k].count; ++e) {
-          const std::uint64_t row = pl[k].offset + std::uint64_t{e} * capacity * pl[k].bytes;
-          copy_element(dst + row + ds * pl[k].bytes, src + row + s * pl[k].bytes, pl[k].bytes);
-        }
+  stats.blocks_after = stats.blocks_before - stats.blocks_after;
+  if (scratch.moves.size() < move_total) scratch.moves = arch::device_buffer<std::uint64_t>(move_total);
+  std::uint64_t* to = scratch.moves.data();
+
+  // 3. Per class: roles, ranks (device scans) and each moving object's destination.
+  arch::fill_bytes_enqueued(role, 0, B * 4);
+  arch::fill_bytes_enqueued(first, 0xFF, B * 4);  // not_moved
+  arch::fill_bytes_enqueued(moved, 0, B * 8);
+  for (const class_plan& p : plans) {
+    const std::uint32_t t = p.type, limit = p.limit, theta = p.theta, capacity = p.capacity;
+    const std::uint64_t need = p.need, keep = p.keep, moves = p.moves, move_base = p.move_base;
+    const sparse_block sparse_live{hv, t, limit};
+    arch::for_each_index(B, [=] SHOAL_DEVICE(std::size_t b) {
+      std::uint64_t live = 0;
+      rank[b] = sparse_live(b, live) && static_cast<std::uint32_t>(arch::popc(live)) == theta ? 1 : 0;
+    });
+    arch::exclusive_sum(rank, rank, B, scratch.scan_temp);  // among the blocks filled theta
+    arch::for_each_index(B, [=] SHOAL_DEVICE(std::size_t b) {
+      std::uint64_t live = 0;
+      src[b] = tgt[b] = fre[b] = 0;
+      if (!sparse_live(b, live)) return;
+      const auto n = static_cast<std::uint32_t>(arch::popc(live));
+      const bool target = n > theta || (n == theta && rank[b] < need);
+      role[b] = target ? role_target : role_source;
+      if (target) tgt[b] = 1, fre[b] = capacity - n;
+      else src[b] = n;
+    });
+    arch::exclusive_sum(src, src, B, scratch.scan_temp);  // first move of each source (in t)
+    arch::exclusive_sum(tgt, tgt, B, scratch.scan_temp);  // index of each target
+    arch::exclusive_sum(fre, fre, B, scratch.scan_temp);  // first free slot of each target (in t)
+    arch::for_each_index(B, [=] SHOAL_DEVICE(std::size_t b) {
+      std::uint64_t live = 0;
+      if (!sparse_live(b, live)) return;
+      if (role[b] == role_source) {
+        if (live != 0) first[b] = static_cast<std::uint32_t>(move_base + src[b]), moved[b] = live;
+        return;
+      }
+      tblock[tgt[b]] = b, tstart[tgt[b]] = fre[b];
+      const std::uint64_t room = capacity - static_cast<std::uint64_t>(arch::popc(live));
+      taken[b] = static_cast<std::uint32_t>(fre[b] >= moves ? 0 : std::min(room, moves - fre[b]));
+    });
+    // Move r of class t goes to free slot r of its targets, in target order.
+    arch::for_each_index(B * 64, [=] SHOAL_DEVICE(std::size_t i) {
+      const std::uint64_t b = i / 64, s = i % 64;
+      if (role[b] != role_source || ((moved[b] >> s) & 1u) == 0 || hv.headers[b].type != t) return;
+      const std::uint64_t r = src[b] + static_cast<std::uint64_t>(arch::popc(moved[b] & low_bits(static_cast<std::uint32_t>(s))));
+      std::uint64_t lo = 0, hi = keep;  // the last target whose first free slot is at most r
+      while (hi - lo > 1) {
+        const std::uint64_t mid = (lo + hi) / 2;
+        (tstart[mid] <= r ? lo : hi) = mid;
+      }
+      const std::uint64_t d = tblock[lo];
+      std::uint64_t free = hv.headers[d].free_slots & hv.full_mask(t);
+      for (std::uint64_t j = r - tstart[lo]; j > 0; --j) free &= free - 1;
+      to[move_base + r] = d * 64 + static_cast<std::uint64_t>(arch::lowest_bit(free));
     });
   }
-  const relocation relocate{d_first.data(), d_moved.data(), d_to.data(), v.data, v.block_bytes, v.blocks};
+  const relocation relocate{first, moved, to, v.data, v.block_bytes, v.blocks};
 
-  // Heap-pointer fields that may point to a moved class, of every live object (after the moves).
+  // 4. Rewrite every heap pointer to a moved object (fields of live objects where they are now,
+  //    then the registered arrays), then copy the moved objects, their pointers already rewritten.
   const auto heap_pointer_fields = checkpoint::pointer_fields<Heap>();
   std::vector<field_place> rewrite;
-  std::vector<std::uint32_t> rewrite_first(Heap::num_types + 1, 0);
-  for (std::uint32_t t = 0; t < Heap::num_types; ++t) {
-    rewrite_first[t] = static_cast<std::uint32_t>(rewrite.size());
+  per_class rf{};  // class t's fields to rewrite: rewrite[rf.of[t] .. rf.of[t + 1])
+  for (std::uint32_t t = 0; t < T; ++t) {
+    rf.of[t] = static_cast<std::uint32_t>(rewrite.size());
     for (const auto& pf : heap_pointer_fields[t])
       if ((pf.targets & moved_types) != 0) rewrite.push_back({pf.offset, 8, pf.count});
   }
-  rewrite_first[Heap::num_types] = static_cast<std::uint32_t>(rewrite.size());
-  std::vector<std::uint64_t> blocks;  // blocks in use whose class has such fields
-  std::vector<std::uint64_t> live;
-  for (std::uint64_t b = 0; b < v.blocks && !rewrite.empty(); ++b) {
-    const std::uint32_t t = headers[b].type;
-    if (t == no_type || rewrite_first[t] == rewrite_first[t + 1]) continue;
-    blocks.push_back(b);
-    live.push_back(~headers[b].free_slots & v.full_mask(t));
-  }
-  // Freed only after the synchronize below: the kernels read them.
-  arch::device_buffer<field_place> d_rewrite(std::max<std::size_t>(rewrite.size(), 1));
-  arch::device_buffer<std::uint32_t> d_rewrite_first(rewrite_first.size());
-  arch::device_buffer<std::uint64_t> d_blocks(std::max<std::size_t>(blocks.size(), 1)), d_live(std::max<std::size_t>(live.size(), 1));
-  if (!blocks.empty()) {
-    d_rewrite.upload(rewrite);
-    d_rewrite_first.upload(rewrite_first);
-    d_blocks.upload(blocks);
-    d_live.upload(live);
+  rf.of[T] = static_cast<std::uint32_t>(rewrite.size());
+  std::vector<field_place> places;
+  std::vector<std::uint32_t> place_first;
+  field_places<Heap>(places, place_first);
+  // Field tables are small: one upload each (they are freed after the synchronize below).
+  arch::device_buffer<field_place> d_rewrite(std::max<std::size_t>(rewrite.size(), 1)), d_places(std::max<std::size_t>(places.size(), 1));
+  if (!rewrite.empty()) d_rewrite.upload(rewrite);
+  if (!places.empty()) d_places.upload(places);
+  if (!rewrite.empty()) {
     const field_place* rw = d_rewrite.data();
-    const std::uint32_t* rf = d_rewrite_first.data();
-    const std::uint64_t* bl = d_blocks.data();
-    const std::uint64_t* lv = d_live.data();
-    const heap_view hv = v;
-    arch::for_each_index(blocks.size() * 64, [=] SHOAL_DEVICE(std::size_t i) {
-      const std::uint64_t s = i % 64;
-      if (((lv[i / 64] >> s) & 1u) == 0) return;
-      const std::uint64_t b = bl[i / 64];
-      const std::uint32_t t = hv.headers[b].type;  // unchanged: headers are written after
-      const std::uint32_t capacity = hv.capacity[t];
+    arch::for_each_index(B * 64, [=] SHOAL_DEVICE(std::size_t i) {
+      const std::uint64_t b = i / 64, s = i % 64;
+      const block_header hb = hv.headers[b];
+      if (hb.type == no_type || rf.of[hb.type] == rf.of[hb.type + 1] || ((hb.free_slots >> s) & 1u) != 0 ||
+          ((hv.full_mask(hb.type) >> s) & 1u) == 0)
+        return;
+      const std::uint32_t capacity = hv.capacity[hb.type];
       std::byte* block = hv.data + b * hv.block_bytes;
-      for (std::uint32_t k = rf[t]; k < rf[t + 1]; ++k)
+      for (std::uint32_t k = rf.of[hb.type]; k < rf.of[hb.type + 1]; ++k)
         for (std::uint32_t e = 0; e < rw[k].count; ++e) {
           auto* p = reinterpret_cast<std::uint64_t*>(block + rw[k].offset + (std::uint64_t{e} * capacity + s) * 8);
           *p = relocate(*p);
@@ -283,11 +370,74 @@ defrag_stats defragment_heap(const heap_view& v, std::uint32_t types, double max
     auto* p = static_cast<std::uint64_t*>(a.device_array);
     arch::for_each_index(a.n, [=] SHOAL_DEVICE(std::size_t i) { p[i] = relocate(p[i]); });
   }
-  arch::synchronize();  // the buffers above are freed on return
+  {
+    per_class pr{};  // class t's fields: places[pr.of[t] .. pr.of[t + 1])
+    for (std::uint32_t t = 0; t <= T; ++t) pr.of[t] = place_first[t];
+    const field_place* pl = d_places.data();
+    arch::for_each_index(B * 64, [=] SHOAL_DEVICE(std::size_t i) {
+      const std::uint64_t b = i / 64, s = i % 64;
+      if (((moved[b] >> s) & 1u) == 0) return;
+      const std::uint64_t dest = to[first[b] + arch::popc(moved[b] & low_bits(static_cast<std::uint32_t>(s)))];
+      const std::uint32_t t = hv.headers[b].type;
+      const std::uint32_t capacity = hv.capacity[t];
+      const std::byte* from = hv.data + b * hv.block_bytes;
+      std::byte* into = hv.data + dest / 64 * hv.block_bytes;
+      const std::uint64_t ds = dest % 64;
+      for (std::uint32_t k = pr.of[t]; k < pr.of[t + 1]; ++k)
+        for (std::uint32_t e = 0; e < pl[k].count; ++e) {
+          const std::uint64_t row = pl[k].offset + std::uint64_t{e} * capacity * pl[k].bytes;
+          copy_element(into + row + ds * pl[k].bytes, from + row + s * pl[k].bytes, pl[k].bytes);
+        }
+    });
+  }
 
-  // Headers, bitmaps and counters from the new headers (as a checkpoint load writes them).
-  for (const block_header& h : headers) stats.blocks_after += h.type != no_type;
-  checkpoint::detail::write_heap_index(v, headers, Heap::num_types);
+  // 5. The new headers: sources are free, targets lose the free slots they were given.
+  arch::for_each_index(B, [=] SHOAL_DEVICE(std::size_t b) {
+    if (role[b] == role_source) {
+      hv.headers[b] = block_header{0, no_type, 0};
+    } else if (role[b] == role_target) {
+      std::uint64_t free = hv.headers[b].free_slots & hv.full_mask(hv.headers[b].type), given = 0;
+      for (std::uint32_t j = 0; j < taken[b]; ++j) given |= free & (~free + 1), free &= free - 1;
+      hv.headers[b].free_slots &= ~given;
+    }
+  });
+
+  // 6. Bitmaps and counters from the headers, as a checkpoint load writes them: leaves, then
+  //    each level above from the one below.
+  std::uint64_t* free_count = hist + T * bins + 1;
+  const bitmap_layout layout = v.layout;
+  const std::uint64_t maps = 1 + 2 * std::uint64_t{T};
+  arch::for_each_index(layout.words[0], [=] SHOAL_DEVICE(std::size_t w) {
+    std::uint64_t free_bits = 0, frees = 0;
+    std::uint64_t* words = hv.bitmap_words + layout.offset[0] + w;
+    for (std::uint64_t m = 1; m < maps; ++m) words[m * layout.total_words] = 0;
+    for (std::uint64_t k = 0; k < 64 && w * 64 + k < B; ++k) {
+      const block_header hb = hv.headers[w * 64 + k];
+      if (hb.type == no_type) {
+        free_bits |= std::uint64_t{1} << k, ++frees;
+        continue;
+      }
+      words[(1 + hb.type) * layout.total_words] |= std::uint64_t{1} << k;
+      if (hb.free_slots != 0) words[(1 + T + hb.type) * layout.total_words] |= std::uint64_t{1} << k;
+    }
+    words[0] = free_bits;
+    if (frees != 0) arch::add_relaxed(*free_count, frees);
+  });
+  for (int level = 1; level < layout.levels; ++level) {
+    const std::uint64_t here = layout.offset[level], below = layout.offset[level - 1];
+    const std::uint64_t words = layout.words[level], below_words = layout.words[level - 1];
+    arch::for_each_index(maps * words, [=] SHOAL_DEVICE(std::size_t i) {
+      const std::uint64_t m = i / words, w = i % words;
+      const std::uint64_t* under = hv.bitmap_words + m * layout.total_words + below;
+      std::uint64_t bits = 0;
+      for (std::uint64_t k = 0; k < 64 && w * 64 + k < below_words; ++k)
+        if (under[w * 64 + k] != 0) bits |= std::uint64_t{1} << k;
+      hv.bitmap_words[m * layout.total_words + here + w] = bits;
+    });
+  }
+  arch::fill_bytes_enqueued(v.counters, 0, sizeof(heap_counters));
+  heap_counters* counters = v.counters;
+  arch::for_each_index(1, [=] SHOAL_DEVICE(std::size_t) { counters->free_blocks[0] = static_cast<long long>(*free_count); });
   arch::synchronize();
   return stats;
 }

@@ -648,7 +648,7 @@ class runtime {
                   std::to_string(max_fill));
     const auto timed = timed_phase("defragment");
     synchronize();
-    const defrag_stats s = detail::defragment_heap<Heap>(view_, types, max_fill, registered_);
+    const defrag_stats s = detail::defragment_heap<Heap>(view_, types, max_fill, registered_, defrag_scratch_);
     synchronize();
     return s;
   }
@@ -727,6 +727,7 @@ class runtime {
   arch::device_buffer<unsigned long long> parallel_new_made_;  // ... and the objects it made room for
   arch::pinned_value<detail::heap_errors> errors_seen_;   // synchronize()'s copy of the record
   std::vector<detail::registered_pointers> registered_;  // rewritten by defragment(), saved with the heap
+  detail::defrag_scratch defrag_scratch_;                 // defragment()'s device memory, kept
 };
 
 }  // namespace shoal
