@@ -284,12 +284,9 @@ TEST(Defragment, KeepsTheFullestBlocksAndFillsThemInOrder) {
   for (const double fill : {0.3, 0.5, 0.9})
     for (const bool every_class : {true, false}) {
       const std::uint64_t n = 9000, keep_one_in = 3;
-      DefragRuntime rt(DefragRuntime::bytes_for<Node, Bolt, Leaf>(2 * n, 2 * n, 2 * n));
-      arch::device_buffer<Node*> nodes(n);
-      nodes.zero();
-      rt.register_pointers("nodes", nodes.data(), n);
-      build(rt, n, keep_one_in, nodes.data());
-      const auto before = read(rt, n, nodes.data());
+      churned_graph g(n, keep_one_in);
+      DefragRuntime& rt = g.rt;
+      const auto& before = g.before;
       const auto expected = planned(headers_of(rt), rt.view(), fill, every_class ? ~0u : parts);
       const defrag_stats d = every_class ? rt.defragment(fill) : rt.defragment<Part>(fill);
       const auto after = headers_of(rt);
@@ -303,7 +300,7 @@ TEST(Defragment, KeepsTheFullestBlocksAndFillsThemInOrder) {
       EXPECT_GT(d.moved, 0u);
       EXPECT_EQ(used, d.blocks_after);
       EXPECT_EQ(rt.verify(), "");
-      expect_same(read(rt, n, nodes.data()), before, n);
+      expect_same(read(rt, n, g.nodes.data()), before, n);
     }
 }
 
