@@ -15,7 +15,8 @@
 # PEER_BIN=DIR keeps the two programs in DIR and reuses them when they are there already;
 # PEER_TIMEOUT=S gives up on a variant after S seconds; PEER_BUILD_ONLY=1 stops after building
 # (to build beside other work and time later); PEER_DEBUG=1 builds without NDEBUG, so that
-# DynaSOAr prints each step's number and its allocator's state (to see where a run stops).
+# DynaSOAr prints each step's number and its allocator's state (to see where a run stops);
+# PEER_MAX_OBJ=N sizes DynaSOAr's heap (default: 4 objects per cell, a power of two).
 #
 # The example's viewer kernel is compiled only with OPTION_RENDER (it does not build otherwise).
 # DynaSOAr wants C++11 and its bundled CUB; it builds here with C++17 and the CUB of the CUDA
@@ -51,6 +52,8 @@ conf, gen, steps, bitmap, handle = sys.argv[1:6]
 h = open(handle).read()
 h2 = h.replace("allocator_->parallel_defrag<", "allocator_->template parallel_defrag<")
 assert h2 != h, "allocator_handle.h: parallel_defrag call not found"
+# CUDA 13 dropped cudaDeviceProp::memoryClockRate, which the debug build prints.
+h2 = h2.replace("prop.memoryClockRate", "0")
 open(handle, "w").write(h2)
 # g++ >= 11 no longer takes a member function template's address without its arguments.
 b = open(bitmap).read()
@@ -75,6 +78,11 @@ assert g2.count("defrag();") == 1 and "void defrag() {" in g2 and "/*\nvoid defr
 open(gen, "w").write(g2)
 EOF
 
+# The example's default heap holds 48*64^4 objects, more than an 80 GB GPU has room for (the
+# program then prints nothing and never ends). A cell holds its Cell and at most one Alive or
+# Candidate: room for 4 objects per cell, rounded up to a power of two (its build script's -m).
+max_obj=${PEER_MAX_OBJ:-$(python3 -c "print(1 << (4 * $size * $size - 1).bit_length())")}
+
 build() {  # build NAME EXTRA_FLAGS...
   local name=$1; shift
   [[ -x "$bin/$name" ]] && return 0
@@ -82,7 +90,7 @@ build() {  # build NAME EXTRA_FLAGS...
   [[ "${PEER_DEBUG:-0}" == 1 ]] && ndebug=
   (cd "$work" && nvcc -Xcudafe "--diag_suppress=1427" -O3 $ndebug -std=c++17 --expt-extended-lambda \
      -gencode "arch=compute_$cc,code=sm_$cc" -maxrregcount=64 -Xcompiler -fpermissive -Iexample/configuration/dynasoar -I. \
-     -DPARAM_SIZE="$size" "$@" example/generation/dataset_loader.cu example/generation/dynasoar/generation.cu \
+     -DPARAM_SIZE="$size" -DPARAM_MAX_OBJ="$max_obj" "$@" example/generation/dataset_loader.cu example/generation/dynasoar/generation.cu \
      -o "$bin/$name")
 }
 build plain
@@ -91,7 +99,7 @@ build defrag -DOPTION_DEFRAG
 for v in plain defrag; do
   if [[ "${PEER_DEBUG:-0}" == 1 ]]; then  # its own output, as it comes
     status=0
-    timeout "${PEER_TIMEOUT:-0}" "$bin/$v" || status=$?
+    timeout "${PEER_TIMEOUT:-0}" stdbuf -oL "$bin/$v" || status=$?
     echo "$0: $v exited with status $status"
     continue
   fi
