@@ -502,6 +502,28 @@ void destroy_got(PondRuntime& rt, std::uint64_t n, unsigned long long first_id, 
     arch::fetch_add(t->destroyed, 1ull);
   });
 }
+/// NoFalseOutOfMemory: every other object of `got` is destroyed and marked, without waiting.
+void destroy_every_other(PondRuntime& rt, std::uint64_t n, unsigned long long first_id, void** got,
+                         unsigned* marked, tally* t) {
+  rt.launch_async(n, [=] SHOAL_DEVICE(std::size_t i) {
+    if (i % 2 != 0 || got[i] == nullptr) return;
+    if (!intact_kind(got[i], first_id + i)) arch::fetch_add(t->violations, 1ull);
+    destroy_kind(got[i]);
+    got[i] = nullptr;
+    marked[i] = 1;
+    arch::fetch_add(t->destroyed, 1ull);
+  });
+}
+/// NoFalseOutOfMemory: a Roe for every marked place, without waiting.
+void refill_marked(PondRuntime& rt, std::uint64_t n, unsigned long long first_id, void** got, const unsigned* marked,
+                   tally* t) {
+  rt.launch_async(n, [=] SHOAL_DEVICE(std::size_t i) {
+    if (marked[i] == 0) return;
+    got[i] = make<Roe>(first_id + i);
+    arch::fetch_add(got[i] != nullptr ? t->made : t->failed, 1ull);
+  });
+}
+
 /// Test 3: threads below `freeing` destroy Fry table[i × stride] (a few slots in many blocks);
 /// then every thread asks for a Fry up to `patience` times. got[i] is what it got.
 void free_then_request_fry(PondRuntime& rt, std::uint64_t n, void** table, std::uint64_t stride,
@@ -593,10 +615,11 @@ TEST(Stock, TypeReuseWhileStocksHoldReservations) {
   // class all the time and allocations of every class also find the heap full.
   // (On cpu the threads of a launch run a few at a time, one after another: few may keep objects
   // past their end, or the heap fills up with them.)
-  const std::uint64_t n = scale_down > 1 ? 40000 : contended(1 << 16, 2048);
+  // Under the sanitizers (scale_down > 1) still ten times the threads of the heap's slots.
+  const std::uint64_t n = scale_down > 1 ? 4000 : contended(1 << 16, 2048);
   const std::uint64_t blocks = scale_down > 1 ? 6 : n / 8;
-  const int steps = static_cast<int>(scale_down > 1 ? 64 : scaled(64, 8));
-  const std::uint64_t keep_every = scale_down > 1 ? 4000 : 16;
+  const int steps = static_cast<int>(scale_down > 1 ? 16 : scaled(64, 8));
+  const std::uint64_t keep_every = scale_down > 1 ? 400 : 16;
   PondRuntime rt(PondRuntime::bytes_for<Fry>(blocks * 64));
   ASSERT_EQ(rt.blocks(), blocks);
   const ledger book(rt);
@@ -792,6 +815,44 @@ TEST(Stock, OutOfMemoryWithReservationsOutstanding) {
   }
 }
 
+// A launch that finds the heap full, one that frees objects and one that makes as many again,
+// back to back without a wait: stocks that found the heap full in the first launch (a full
+// generation) must not outlive it, and the third must get every freed slot, not nullptr.
+TEST(Stock, NoFalseOutOfMemoryAfterFreesBetweenLaunches) {
+  SHOAL_REQUIRE_DEVICE();
+  oversubscribe threads;
+  PondRuntime rt(std::size_t{2} << 20 >> scale_shift());
+  const std::uint64_t fit = rt.blocks() * rt.capacity<Roe>();
+  const std::uint64_t requests = fit + fit / 4;
+  arch::device_buffer<void*> got(requests);
+  arch::device_buffer<unsigned> marked(requests);
+  marked.zero();
+  arch::device_buffer<tally> first(1), again(1);
+  first.zero();
+  again.zero();
+  for (int rounds = 0; rounds < 2; ++rounds) {
+    const std::string phase = "round " + std::to_string(rounds);
+    request_roe(rt, requests, 0, got.data(), first.data());
+    destroy_every_other(rt, requests, 0, got.data(), marked.data(), first.data());
+    refill_marked(rt, requests, 0, got.data(), marked.data(), again.data());
+    expect_full(rt);  // the first launch's nullptrs
+    const tally f = first.read(0), a = again.read(0);
+    EXPECT_GT(f.failed, 0u) << phase << ": the heap never filled";
+    EXPECT_EQ(f.violations, 0u) << phase;
+    EXPECT_EQ(a.failed, 0u) << phase << ": nullptr for slots that had been freed";
+    EXPECT_EQ(a.made, f.destroyed) << phase;
+    std::vector<void*> held = got.download();
+    expect_counts(rt, by_class(held), phase);
+    expect_visited_once(rt, held, phase);
+    destroy_got(rt, requests, 0, got.data(), first.data());
+    EXPECT_EQ(rt.stats().live(), 0u) << phase;
+    EXPECT_EQ(rt.verify(), "") << phase;
+    marked.zero();
+    first.zero();
+    again.zero();
+  }
+}
+
 TEST(Stock, ChurnOfThreeClassesDoAll) {
   SHOAL_REQUIRE_DEVICE();
   oversubscribe threads;
@@ -876,8 +937,8 @@ TEST(Stock, HeapOfOneBlock) {
   PondRuntime rt(bytes);
   ASSERT_EQ(rt.blocks(), 1u);
   const ledger book(rt);
-  const std::uint64_t n = scale_down > 1 ? 1200 : contended(2048, 128);
-  const int steps = static_cast<int>(scale_down > 1 ? 100 : scaled(200, 10));
+  const std::uint64_t n = scale_down > 1 ? 320 : contended(2048, 128);
+  const int steps = static_cast<int>(scale_down > 1 ? 24 : scaled(200, 10));
   arch::device_buffer<tally> tb(1);
   tb.zero();
   arch::device_buffer<void*> keep(n);

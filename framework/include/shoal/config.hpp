@@ -20,11 +20,13 @@
 #define SHOAL_DEVICE __device__
 #define SHOAL_HOST __host__
 #define SHOAL_FORCEINLINE __forceinline__
+#define SHOAL_NOINLINE __noinline__
 #else
 #define SHOAL_HD
 #define SHOAL_DEVICE
 #define SHOAL_HOST
 #define SHOAL_FORCEINLINE inline __attribute__((always_inline))
+#define SHOAL_NOINLINE __attribute__((noinline))
 #endif
 
 /// True while compiling code that runs on the "device" of the active backend: GPU code on

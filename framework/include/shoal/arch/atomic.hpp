@@ -174,6 +174,12 @@ SHOAL_HD SHOAL_FORCEINLINE bool compare_exchange_acquire(T& word, T& expected, T
   return atomic_ref<T>(word).compare_exchange_strong(expected, desired, acquire, relaxed);
 }
 
+/// Stores `value` and returns what the word held (acquire-release).
+template <class T>
+SHOAL_HD SHOAL_FORCEINLINE T exchange(T& word, T value) {
+  return atomic_ref<T>(word).exchange(value, acq_rel);
+}
+
 /// Returns true when `word` held `expected` and now holds `desired`; otherwise `expected`
 /// receives the current value.
 template <class T>

@@ -7,6 +7,8 @@
 
 #include <bit>
 #include <cstdint>
+#include <cstdio>
+#include <cstdlib>
 #include <type_traits>
 
 #include "shoal/config.hpp"
@@ -198,6 +200,28 @@ inline std::uint64_t cycle_counter() {
 inline void spin_pause() { std::this_thread::yield(); }
 
 #endif
+
+/// A loop that waits for another thread: spin_wait(watch, "where") pauses like spin_pause(), and
+/// in SHOAL_SPIN_WATCHDOG builds reports the place and traps after 2^22 pauses (seconds), so a
+/// protocol bug shows up as one line naming the loop instead of a hang.
+struct spin_watch {
+  std::uint32_t pauses = 0;
+};
+SHOAL_DEVICE SHOAL_FORCEINLINE void spin_wait(spin_watch& watch, const char* where) {
+  spin_pause();
+#if defined(SHOAL_SPIN_WATCHDOG)
+  if (++watch.pauses == (1u << 22)) {
+    printf("shoal: spin watchdog: no progress in %s\n", where);
+#if defined(__CUDA_ARCH__)
+    __trap();
+#else
+    std::abort();
+#endif
+  }
+#else
+  (void)watch, (void)where;
+#endif
+}
 
 /// Lanes of `mask` with a lower lane id than the caller.
 SHOAL_DEVICE SHOAL_FORCEINLINE int rank_in(lane_mask mask) { return popc(mask & lanes_below()); }

@@ -53,11 +53,6 @@ SHOAL_DEVICE SHOAL_FORCEINLINE void leave_block_operation(const heap_view& h, st
 SHOAL_DEVICE SHOAL_FORCEINLINE long long& free_block_count(const heap_view& h) {
   return h.counters->free_blocks[0];
 }
-/// This processor's current block of type t (a hint: see heap_counters::current).
-SHOAL_DEVICE SHOAL_FORCEINLINE std::uint32_t& current_block(const heap_view& h, std::uint32_t t) {
-  return h.counters->current[t][static_cast<unsigned>(arch::processor_id()) % hint_slots];
-}
-
 /// Gives `bits` of block b (of type t) back; true when the block is now entirely free (the caller
 /// then owes return_if_empty()). Used by destroy (`destroyed`: the slots held objects) and by an
 /// allocation that found the block re-typed under its feet (the slots were never used).
@@ -104,7 +99,7 @@ SHOAL_DEVICE inline bool try_return_block(const heap_view& h, std::uint64_t b, s
 /// (b's return token). A thread that finds the token taken leaves: the holder checks the block
 /// again after letting go of the token, and the fences make sure that it then sees this thread's
 /// freed slots.
-SHOAL_DEVICE inline void return_if_empty(const heap_view& h, std::uint64_t b) {
+SHOAL_DEVICE SHOAL_NOINLINE inline void return_if_empty(const heap_view& h, std::uint64_t b) {
   block_header& hdr = h.headers[b];
   while (true) {
     arch::fence();  // our freed slots before the token: pairs with the fence after letting go
@@ -133,38 +128,15 @@ SHOAL_HD inline std::uint64_t spare_slots(std::uint64_t full_mask, std::uint32_t
   return full_mask & ~low_bits(taken);
 }
 
-/// The type and snapshot of free block b turned into a block of type t whose first `taken`
-/// slots are in use. Returns its free slots, which the caller stores in the header: with release
-/// ordering where others may claim slots meanwhile (that publishes the type).
-SHOAL_DEVICE inline std::uint64_t prepare_header(const heap_view& h, std::uint64_t b, std::uint32_t t,
-                                                 std::uint32_t taken) {
-  arch::store_relaxed(h.headers[b].type, t);
-  arch::store_relaxed(h.snapshots[b], std::uint64_t{0});
-  return spare_slots(h.full_mask(t), taken);
-}
-
-/// Makes the spare slots `free` of a block just opened for t findable. In bulk (parallel_new,
-/// which has the heap to itself and whose launch's barrier publishes what it opened): relaxed,
-/// without the fences that the allocator's concurrent claims need.
-template <bool Bulk = false>
+/// Makes the spare slots `free` of a block that parallel_new opened for t findable: relaxed,
+/// without the fences that concurrent claims need (parallel_new has the heap to itself, and its
+/// launch's barrier publishes what it opened).
+template <bool Bulk = true>
 SHOAL_DEVICE inline void offer_spare_slots(const heap_view& h, std::uint64_t b, std::uint32_t t,
                                            std::uint64_t free) {
+  static_assert(Bulk, "only parallel_new opens blocks with spare slots");
   if (free == 0) return;
-  if constexpr (Bulk) {
-    h.active(t).mark_bits(b / 64, std::uint64_t{1} << (b % 64));
-  } else {
-    h.active(t).set(b);
-  }
-}
-
-/// Turns free block b (claimed: its free bit cleared) into a block of type t whose first
-/// `taken` slots are in use, and makes its spare slots findable.
-SHOAL_DEVICE inline void initialize_block(const heap_view& h, std::uint64_t b, std::uint32_t t,
-                                          std::uint32_t taken) {
-  const std::uint64_t free = prepare_header(h, b, t, taken);
-  arch::store_release(h.headers[b].free_slots, free);  // publishes the type to whoever claims a slot
-  h.allocated(t).set(b);
-  offer_spare_slots(h, b, t, free);
+  h.active(t).mark_bits(b / 64, std::uint64_t{1} << (b % 64));
 }
 
 SHOAL_DEVICE inline void record_failed_allocations(const heap_view& h, std::uint32_t t,
@@ -207,41 +179,11 @@ SHOAL_DEVICE inline fullness heap_is_full(const heap_view& h, std::uint32_t t) {
 /// while gets there: a nullptr within a millisecond rather than a wait without bound.
 inline constexpr std::uint32_t full_patience = 64;
 
-/// What the leader's slow path decided for the lanes still waiting, in one round of allocate().
-enum class step : int { opened, retry, full };
-
-/// Leader, when every walker found active[t] empty: open a free block for up to `pending` lanes
-/// (its index in `block`, the lanes served in `count`), else decide that the heap is full.
-/// The free bitmap is looked at before the bracket: a claim that fails is a block operation too,
-/// and allocations on a full heap that bracketed theirs would keep each other from deciding.
-SHOAL_DEVICE inline step open_or_decide_full(const heap_view& h, std::uint32_t t, std::uint32_t pending,
-                                             walk_rng& rng, std::uint32_t& unsure, std::uint32_t& count,
-                                             std::uint64_t& block) {
-  if (!h.free_blocks().empty()) {
-    enter_block_operation(h, t);  // before the claim hides the block
-    block = h.free_blocks().claim(rng);
-    if (block != bitmap_npos) {
-      arch::add_relaxed(free_block_count(h), -1ll);
-      const std::uint32_t capacity = h.capacity[t];
-      count = pending < capacity ? pending : capacity;
-      initialize_block(h, block, t, count);
-      leave_block_operation(h, t);  // after its spare slots were made findable
-      if (count < capacity) arch::store_relaxed(current_block(h, t), static_cast<std::uint32_t>(block + 1));
-      return step::opened;
-    }
-    leave_block_operation(h, t);
-  }
-  const fullness f = heap_is_full(h, t);
-  if (f == fullness::full || (f == fullness::unsure && ++unsure >= full_patience)) return step::full;
-  arch::spin_pause();
-  return step::retry;
-}
-
-/// An allocation of type t took `bits` of block b, which turned out to be of type `bt` (it was
-/// emptied, returned and reopened since the hint or the walk saw it): give them back exactly as
+/// A prepare of type t took `bits` of block b, which turned out to be of type `bt` (it was
+/// emptied, returned and reopened since the walk saw it in active[t]): give them back exactly as
 /// an allocation and a destroy of type bt would, inside a block operation, as those slots were
 /// findable nowhere for a moment.
-SHOAL_DEVICE inline void hand_back_foreign(const heap_view& h, std::uint64_t b, std::uint32_t bt,
+SHOAL_DEVICE SHOAL_NOINLINE inline void hand_back_foreign(const heap_view& h, std::uint64_t b, std::uint32_t bt,
                                            std::uint64_t bits, bool emptied_word) {
   enter_block_operation(h, bt);
   if (emptied_word) h.active(bt).clear(b);
@@ -249,120 +191,575 @@ SHOAL_DEVICE inline void hand_back_foreign(const heap_view& h, std::uint64_t b, 
   leave_block_operation(h, bt);
 }
 
-/// Allocates one slot of type t for every calling lane; nullptr when the heap is full.
-///
-/// Lanes asking for the same type are served together. Round 0 tries the block this processor
-/// is filling (current_block): one load of the hint, one of the block's free-slot word and one
-/// fetch_and that claims a slot for every lane it can (claim_pooled). Warps of one processor
-/// read the same word at once, so each starts taking at its own slot (by warp slot and the
-/// number it needs): in a fresh block, 64 lone requests take 64 different slots and two full
-/// warps take one half each, instead of all racing for the lowest free bits. An owner whose
-/// atomic left free slots in its block tries them again next round (its atomic returned the
-/// word: no load); the other lanes walk: the collaborative random walk over active[t], each lane
-/// in need and as many helpers finding a block with room, found slots pooled, one atomic per
-/// block; a block found with room left becomes the hint. When every walker saw active[t] empty,
-/// the leader opens a free block for the lanes still waiting (its spare slots become the hint),
-/// or decides that the heap is full (heap_is_full). No counter of slots is kept anywhere: the
-/// blocks' own words are the only reservation.
-SHOAL_DEVICE inline void* allocate(const heap_view& h, std::uint32_t t) {
-  const arch::lane_mask group = arch::match_any(arch::active_lanes(), t);
-  const int leader = arch::lowest_bit(group);
-  const std::uint32_t capacity = h.capacity[t];
-  std::uint32_t& hint = current_block(h, t);
-  const bitmap_ref active = h.active(t);
-  const int start = arch::warp_slot() * arch::popc(group);
+// ---- Allocation: per-(class, processor) stocks of reserved slots (DESIGN §5) ----
+//
+// A request takes an index from its stock's counter (one atomicAdd per group of lanes, which
+// cannot fail); consecutive ranges of indices are generations, published in a ring, each standing
+// for slots reserved ahead: the holes of a few blocks (all free slots of a block taken with one
+// exchange), a run of fresh blocks, or both (the holes first). The lane whose index is the middle
+// of generation g prepares g + 1 at once, so generations are published before they are needed. Reservations that no
+// request took go back after the launch (flush_if_used, in a kernel of its own), so between
+// launches the heap is exact: counts, do-alls, checkpoints and verify() never see a reserved slot.
 
-  void* result = nullptr;
-  bool needs = true;  // no slot for this lane yet
-  std::uint32_t rounds = 0;  // for SHOAL_ALLOCATOR_PROBES only
-  std::uint32_t unsure = 0;  // leader: see full_patience
-  // This lane's candidate: a block of t (bitmap_npos: none) and the free slots it was seen with.
-  std::uint64_t b = bitmap_npos, seen = 0;
-  if (arch::lane_id() == leader) {
-    const std::uint32_t c = arch::load_relaxed(hint);
-    if (c != 0) b = c - 1, seen = arch::load_relaxed(h.headers[b].free_slots);
+/// Fields of stock_generation::head.
+enum class generation_kind : std::uint32_t { empty = 0, holes = 1, fresh = 2, full = 3 };
+SHOAL_HD inline std::uint64_t make_head(std::uint32_t g, generation_kind k, std::uint32_t count, std::uint32_t start) {
+  return (static_cast<std::uint64_t>(g & 0xFFFFu) << 48) | (static_cast<std::uint64_t>(k) << 46) |
+         (static_cast<std::uint64_t>(count & 0x3FFFu) << 32) | start;
+}
+SHOAL_HD inline std::uint32_t head_start(std::uint64_t head) { return static_cast<std::uint32_t>(head); }
+SHOAL_HD inline std::uint32_t head_count(std::uint64_t head) { return static_cast<std::uint32_t>(head >> 32) & 0x3FFFu; }
+SHOAL_HD inline generation_kind head_kind(std::uint64_t head) { return static_cast<generation_kind>((head >> 46) & 3u); }
+/// How much newer the generation in the entry is than g: < 0 not published yet, 0 it is g.
+SHOAL_HD inline int head_age(std::uint64_t head, std::uint32_t g) {
+  return static_cast<std::int16_t>(static_cast<std::uint16_t>(head >> 48) - static_cast<std::uint16_t>(g));
+}
+
+/// stock_generation::prefix: the indices before record q (1 to 5), 9 bits each, 511 for a
+/// record the generation does not have; then, in bits 45 to 47, which record is a fresh run
+/// (7: none). Hole records come first and a fresh run, if any, last, so every "before" is at
+/// most 5 × 64 indices.
+inline constexpr std::uint64_t no_record = 511;
+inline constexpr int no_fresh_record = 7;
+SHOAL_HD inline std::uint32_t prefix_before(std::uint64_t prefix, int q) {
+  return q == 0 ? 0u : static_cast<std::uint32_t>((prefix >> (9 * (q - 1))) & no_record);
+}
+SHOAL_HD inline int fresh_record(std::uint64_t prefix) { return static_cast<int>((prefix >> 45) & 7u); }
+/// A prefix with no records after the first and none of them fresh.
+inline constexpr std::uint64_t empty_prefix = ~std::uint64_t{0};
+SHOAL_HD inline std::uint64_t with_record(std::uint64_t prefix, int q, std::uint32_t before) {
+  return (prefix & ~(no_record << (9 * (q - 1)))) | (std::uint64_t{before} << (9 * (q - 1)));
+}
+SHOAL_HD inline std::uint64_t with_fresh_record(std::uint64_t prefix, int q) {
+  return (prefix & ~(std::uint64_t{7} << 45)) | (static_cast<std::uint64_t>(q) << 45);
+}
+/// The record that holds index d of the generation, and the indices before it (`before`).
+SHOAL_HD inline int record_of(std::uint64_t prefix, std::uint32_t d, std::uint32_t& before) {
+  int q = 0;
+  before = 0;
+#pragma unroll
+  for (int k = 1; k < stock_hole_blocks; ++k) {
+    const std::uint32_t c = prefix_before(prefix, k);
+    if (c != no_record && c <= d) q = k, before = c;
   }
-  walk_rng rng = walk_rng::for_this_lane(reinterpret_cast<std::uintptr_t>(&rng) + t);
+  return q;
+}
+/// The records of a generation.
+SHOAL_HD inline int generation_records(std::uint64_t prefix) {
+  int n = 1;
+  while (n < stock_hole_blocks && prefix_before(prefix, n) != no_record) ++n;
+  return n;
+}
+
+/// An entry's head and prefix, for a reader looking for generation g: on the GPU one 16-byte load
+/// through the L1 and, if its tag is not g's (an older generation's line, or a generation that
+/// another processor wrote), one at the L2.
+struct generation_header {
+  std::uint64_t head, prefix;
+};
+SHOAL_DEVICE SHOAL_FORCEINLINE generation_header read_header(const stock_generation& e, std::uint32_t g) {
+#if defined(__CUDA_ARCH__)
+  ulonglong2 v = __ldca(reinterpret_cast<const ulonglong2*>(&e.head));
+  if (head_age(v.x, g) != 0)
+    asm volatile("ld.relaxed.gpu.v2.u64 {%0, %1}, [%2];" : "=l"(v.x), "=l"(v.y) : "l"(&e.head) : "memory");
+  return {v.x, v.y};
+#else
+  (void)g;
+  const std::uint64_t head = arch::load_acquire(e.head);
+  return {head, arch::load_relaxed(e.prefix)};
+#endif
+}
+/// Record q of generation g, whose head the caller has seen: written before the head, so at the
+/// L2 it is g's; only an L1 line from an older generation of the entry is read again.
+SHOAL_DEVICE SHOAL_FORCEINLINE stock_record read_record(const stock_generation& e, int q, std::uint32_t g) {
+#if defined(__CUDA_ARCH__)
+  uint4 v = __ldca(reinterpret_cast<const uint4*>(&e.records[q]));
+  for (arch::spin_watch w; v.x != g;) {
+    asm volatile("ld.relaxed.gpu.v4.u32 {%0, %1, %2, %3}, [%4];"
+                 : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
+                 : "l"(&e.records[q])
+                 : "memory");
+    if (v.x != g) arch::spin_wait(w, "read_record: a record of a published generation");
+  }
+  return {v.x, v.y, (static_cast<std::uint64_t>(v.w) << 32) | v.z};
+#else
+  for (arch::spin_watch w; arch::load_acquire(e.records[q].tag) != g;)
+    arch::spin_wait(w, "read_record: a record of a published generation");
+  return {g, arch::load_relaxed(e.records[q].block), arch::load_relaxed(e.records[q].mask)};
+#endif
+}
+/// Writes record q of generation g (before its head): one 16-byte store on the GPU, so that a
+/// reader that sees the tag sees the rest.
+SHOAL_DEVICE SHOAL_FORCEINLINE void write_record(stock_generation& e, int q, std::uint32_t g, std::uint32_t block,
+                                                 std::uint64_t mask) {
+#if defined(__CUDA_ARCH__)
+  asm volatile("st.relaxed.gpu.v4.u32 [%0], {%1, %2, %3, %4};" ::"l"(&e.records[q]), "r"(g), "r"(block),
+               "r"(static_cast<std::uint32_t>(mask)), "r"(static_cast<std::uint32_t>(mask >> 32))
+               : "memory");
+#else
+  arch::store_relaxed(e.records[q].block, block);
+  arch::store_relaxed(e.records[q].mask, mask);
+  arch::store_release(e.records[q].tag, g);
+#endif
+}
+
+/// Indices that a "full" generation answers with nullptr before the next prepare looks again:
+/// a stock that found the heap full revives after that many more requests once objects are
+/// freed, and a request never waits for a heap that has no room.
+inline constexpr std::uint32_t full_generation = 256;
+/// The longest run of fresh blocks one generation opens (one leaf word of the free bitmap).
+inline constexpr std::uint32_t max_fresh_run = 64;
+/// Prepares give up looking for room after this many rounds that saw room but found none
+/// (others took it first each time) and publish a full generation: no request waits without bound.
+inline constexpr std::uint32_t max_prepare_rounds = 1024;
+/// stock::exhausted_at of a stock that has not found the heap full since its last good generation.
+inline constexpr std::uint32_t not_exhausted = 0xFFFFFFFFu;
+
+/// Puts a stock at rest: nothing reserved, generation 0 published and empty, every other entry
+/// holding an older generation (not yet published) whose readers are all done.
+SHOAL_DEVICE inline void reset_stock(stock& s) {
+  for (std::uint32_t e = 0; e < stock_ring; ++e) {
+    arch::store_relaxed(s.ring[e].head, make_head(e == 0 ? 0u : e - stock_ring, generation_kind::empty, 0, 0));
+    arch::store_relaxed(s.ring[e].prefix, ~std::uint64_t{0});
+    for (int q = 0; q < stock_hole_blocks; ++q) arch::store_relaxed(s.ring[e].records[q].tag, ~0u);
+    arch::store_relaxed(s.done[e], 0ull);
+  }
+  arch::store_relaxed(s.next, 0u);
+  arch::store_relaxed(s.newest, 0u);
+  arch::store_relaxed(s.fresh_run, 1u);
+  arch::store_relaxed(s.dirty, 0u);
+  arch::store_relaxed(s.exhausted_at, not_exhausted);
+}
+
+/// The longest fresh run a prepare opens in this heap: at most an eighth of the blocks over all
+/// stocks of a class, so that stocks hold a bounded part of a small heap.
+SHOAL_DEVICE inline std::uint32_t fresh_run_cap(const heap_view& h) {
+  const std::uint64_t share = h.blocks / (8ull * h.stocks_per_type);
+  return share < 1 ? 1u : share > max_fresh_run ? max_fresh_run : static_cast<std::uint32_t>(share);
+}
+
+/// What a prepare reserved: holes, a fresh run, or both (a generation of kind fresh whose hole
+/// records come before its run).
+struct reservation {
+  generation_kind kind = generation_kind::full;
+  std::uint32_t count = 0;
+  std::uint32_t word = 0;  // fresh
+  std::uint64_t run = 0;   // fresh
+  bool sparse = false;     // holes not worth a generation alone: a fresh run goes with them
+  int holes = 0;
+  std::uint64_t hole_word = 0;   // holes: the leaf word of active[t] that holds the blocks
+  std::uint64_t hole_bits = 0;   // holes: their bits there, cleared after publishing
+  std::uint32_t blocks[stock_hole_blocks] = {};
+  std::uint64_t masks[stock_hole_blocks] = {};
+};
+
+/// Blocks whose free slots a holes probe looks at (their free-slot words are read first, all
+/// together, and only those worth taking are exchanged).
+inline constexpr int hole_candidates = 2 * stock_hole_blocks;
+
+/// Holes: one probe of active[t] (the random walk over its levels), and in the leaf word found
+/// the whole free-slot words of up to `max_blocks` blocks taken with one exchange each (issued
+/// together). An exchange that emptied a word owns clearing the block's active bit; a block that
+/// turned out to be another class's (emptied, returned and reopened since active[t] was read)
+/// gets its slots back as that class's.
+///
+/// The candidates' free-slot words are read first. Holes are worth a generation of their own
+/// in blocks with at least an eighth of their slots free, together at least half a block; a
+/// prepare costs a random walk and two round trips to the L2, and a stock's requests wait for it
+/// once the generation before is used up: under a burst of births, generations of one or two
+/// holes (agents that leave one at a time, like traffic's cars) make the prepares a serial
+/// chain that every birth waits on.
+/// Without such blocks, the holes found are taken only if `take_sparse`, and marked `sparse`.
+SHOAL_DEVICE inline void take_holes(const heap_view& h, std::uint32_t t, walk_rng& rng, bool take_sparse,
+                                    int max_blocks, reservation& r) {
+  const bitmap_ref active = h.active(t);
+  std::uint64_t bits = 0;
+  const std::uint64_t w = active.random_leaf(rng, bits);
+  if (w == bitmap_npos) return;
+  std::uint64_t pick = arch::set_bits_from(bits, hole_candidates, static_cast<int>(rng.next() & 63));
+  const std::uint32_t capacity = h.capacity[t];
+  std::uint32_t candidate[hole_candidates];
+  int holes[hole_candidates];
+  int c = 0;
+  for (; pick != 0 && c < hole_candidates; pick &= pick - 1, ++c) {
+    candidate[c] = static_cast<std::uint32_t>(w * 64 + arch::lowest_bit(pick));
+    holes[c] = arch::popc(arch::load_relaxed(h.headers[candidate[c]].free_slots));
+  }
+  const int dense = capacity / 8 > 1 ? static_cast<int>(capacity / 8) : 1;
+  std::uint32_t worth = 0;
+  for (int i = 0, n = 0; i < c && n < max_blocks; ++i)
+    if (holes[i] >= dense) worth += static_cast<std::uint32_t>(holes[i]), ++n;
+  const bool sparse = 2 * worth < capacity;
+  if (sparse && !take_sparse) return;
+  const int least = sparse ? 1 : dense;
+  std::uint32_t block[stock_hole_blocks];
+  int n = 0;
+  for (int i = 0; i < c && n < max_blocks; ++i)
+    if (holes[i] >= least) block[n++] = candidate[i];
+  std::uint64_t taken[stock_hole_blocks];
+  for (int i = 0; i < n; ++i) taken[i] = arch::exchange(h.headers[block[i]].free_slots, std::uint64_t{0});
+  for (int i = 0; i < n; ++i) {
+    if (taken[i] == 0) continue;  // full, or free, or being returned: nothing was there
+    const std::uint32_t bt = arch::load_relaxed(h.headers[block[i]].type);  // stable: we hold slots
+    if (bt != t) {
+      hand_back_foreign(h, block[i], bt, taken[i], /*emptied_word=*/true);
+      continue;
+    }
+    r.hole_bits |= std::uint64_t{1} << (block[i] % 64);
+    r.blocks[r.holes] = block[i];
+    r.masks[r.holes] = taken[i];
+    r.count += static_cast<std::uint32_t>(arch::popc(taken[i]));
+    ++r.holes;
+  }
+  if (r.holes > 0) r.kind = generation_kind::holes, r.hole_word = w, r.sparse = sparse;
+}
+
+/// Fresh blocks: a run of up to `want` free blocks of one leaf word of the free bitmap, claimed
+/// with one atomic, typed for t with every slot reserved (free_slots stays 0, so they are not in
+/// active[t]). Their allocated[t] bits are set after publishing (open_run_bookkeeping).
+SHOAL_DEVICE inline void take_fresh(const heap_view& h, std::uint32_t t, walk_rng& rng, std::uint32_t want,
+                                    reservation& r) {
+  const bitmap_ref free = h.free_blocks();
+  std::uint64_t bits = 0;
+  const std::uint64_t w = free.random_leaf(rng, bits);
+  if (w == bitmap_npos) return;
+  const std::uint64_t got = free.take_bits(w, arch::lowest_set_bits(bits, static_cast<int>(want)));
+  if (got == 0) return;
+  arch::add_relaxed(free_block_count(h), -static_cast<long long>(arch::popc(got)));
+  for (std::uint64_t p = got; p != 0; p &= p - 1) {
+    const std::uint64_t b = w * 64 + arch::lowest_bit(p);
+    arch::store_relaxed(h.headers[b].type, t);  // before publishing: a destroy reads it
+    arch::store_relaxed(h.snapshots[b], std::uint64_t{0});
+  }
+  r.kind = generation_kind::fresh;
+  r.word = static_cast<std::uint32_t>(w);
+  r.run = got;
+  r.count += static_cast<std::uint32_t>(arch::popc(got)) * h.capacity[t];
+}
+
+/// Prepares generation g of stock s (index `start` on): the caller holds index prepare_at() of
+/// g - 1, so it is g's only preparer, and g - 1's preparer has published. Holes (take_holes says
+/// which), a fresh run with the holes found in front of it, or a full generation when neither
+/// exists (heap_is_full, the epoch rule). `group_end` ends the caller's group's indices: their
+/// requests do not count as others waiting.
+SHOAL_DEVICE SHOAL_NOINLINE inline void prepare_generation(const heap_view& h, std::uint32_t t, std::uint32_t id, std::uint32_t g,
+                                            std::uint32_t start, std::uint32_t group_end) {
+  stock& s = h.stocks[id];
+  stock_generation& e = s.ring[g % stock_ring];
+  arch::fence();  // see what the previous preparer wrote (fresh_run, dirty)
+  // The entry's previous generation must have been read by every lane whose index fell in it.
+  const std::uint32_t readers = head_count(arch::load_relaxed(e.head));
+  for (arch::spin_watch w; arch::load_relaxed(s.done[g % stock_ring]) != readers;)
+    arch::spin_wait(w, "prepare_generation: readers of the entry's previous generation");
+  arch::store_relaxed(s.done[g % stock_ring], 0ull);
+  arch::store_relaxed(s.dirty, 1u);  // the flush after the launch looks at this stock
+
+  walk_rng rng = walk_rng::for_this_lane(static_cast<std::uint64_t>(g) * 0x2545F4914F6CDD1Dull + id);
+  const std::uint32_t run = arch::load_relaxed(s.fresh_run);
+  // Requests of other groups (warps) already waiting for g: a burst of births, which small
+  // generations of scattered holes would serve one prepare (a random walk and two round trips to
+  // the L2) at a time. The preparer's own group (indices below group_end) does not count.
+  const std::uint32_t mine = static_cast<std::int32_t>(group_end - start) > 0 ? group_end : start;
+  const bool busy = static_cast<std::int32_t>(arch::load_relaxed(s.next) - mine) > 0;
+  reservation r;
+  std::uint32_t unsure = 0;
   for (std::uint32_t round = 0;; ++round) {
-    if (round > 0) {
-      // The walk, by the lanes without a candidate: those in need and as many helpers.
-      const arch::lane_mask needers = arch::ballot(group, needs);
-      const arch::lane_mask idle = group & ~needers & arch::ballot(group, b == bitmap_npos);
-      const bool walks = b == bitmap_npos && (needs || arch::rank_in(idle) < arch::popc(needers));
-      if (walks) {
-        b = active.find_random_once(rng);
-        seen = b == bitmap_npos ? 0 : arch::load_relaxed(h.headers[b].free_slots);
-      }
+    // Any holes while few requests wait for this generation, or when no free block is left.
+    // While more than a warp's worth wait (`busy`), only holes worth a generation of their own;
+    // failing that, the holes that the second probe finds go with a fresh run (its record last).
+    const bool no_free = h.free_blocks().empty();
+    const bool mix = busy && !no_free;
+    for (int probe = 0; probe < (mix ? 2 : 4) && r.holes == 0 && !h.active(t).empty(); ++probe)
+      take_holes(h, t, rng, !mix || probe == 1, mix ? stock_hole_blocks - 1 : stock_hole_blocks, r);
+    if (r.holes > 0 && !(r.sparse && mix)) break;
+    if (!h.free_blocks().empty()) {
+      const std::uint32_t cap = fresh_run_cap(h);
+      take_fresh(h, t, rng, run < cap ? run : cap, r);
+      if (r.run != 0) break;
     }
-    rounds += needs;
-    std::uint64_t* word = b == bitmap_npos ? nullptr : &h.headers[b].free_slots;
-    // Relaxed on the GPU: an acquire would invalidate the processor's L1 at every allocation (a do-all
-    // that allocates loses its cached fields). What the claim must see is the block's type,
-    // published by the release that stored the word's value that the atomic read: the type is
-    // read after the atomic's result is known (ordered_after), at the L2 as the atomic was.
-    const claim_result c = claim_pooled<!gpu_backend>(group, needs, word, seen, start);
-    bool type_ok = true;
-    if (c.claimed() != 0) {
-      // The block may have been emptied, returned and re-typed since it was seen. Our atomic
-      // holds slots now, so it cannot change type any more: check.
-      const std::uint32_t bt = arch::load_relaxed(*arch::ordered_after(&h.headers[b].type, c.previous));
-      if (bt != t) {
-        type_ok = false;
-        hand_back_foreign(h, b, bt, c.claimed(), c.emptied_word());
-      } else if (c.emptied_word()) {
-        active.clear(b);  // full → no room: we own the transition
-      } else if (round > 0) {
-        arch::store_relaxed(hint, static_cast<std::uint32_t>(b + 1));  // room left: fill it next
-      }
-    }
-    const int src = c.owner >= 0 ? c.owner : arch::lane_id();
-    const bool owner_ok = arch::shuffle(group, type_ok, src);
-    const std::uint64_t owner_block = arch::shuffle(group, b, src);
-    if (c.obtained && owner_ok) {
-      result = reinterpret_cast<void*>(encode_pointer(h.block(owner_block), c.bit, capacity, t));
-      needs = false;
-    }
-    // An owner keeps its block while its atomic saw free slots left there; the rest walk anew.
-    const std::uint64_t left = c.handed != 0 && type_ok ? c.previous & ~c.handed : 0;
-    if (left != 0) seen = left;
-    else b = bitmap_npos;
-    const arch::lane_mask pending = arch::ballot(group, needs);
-    if (pending == 0) break;
-    // A fresh block only when every walker found nothing and active[t] is empty: spare slots
-    // are used before blocks are opened, so a model's births fill the holes its deaths leave
-    // (opening after one walk probe made full-warp allocation 2.3× faster on the H100, but left
-    // blocks part-empty: Wa-Tor 0.92 against 0.64 s, traffic 4.1 s). A probe that met a word
-    // emptied under it walks again, without a pause.
-    bool try_open = false;
-    if (round > 0 && arch::ballot(group, word != nullptr || b != bitmap_npos) == 0) {
-      bool empty = false;
-      if (arch::lane_id() == leader) empty = active.empty();
-      try_open = arch::shuffle(group, empty, leader);
-    }
-    if (!try_open) continue;
-    // A fresh block, or the decision that the heap is full.
-    std::uint32_t count = 0;
-    std::uint64_t block = bitmap_npos;
-    step s = step::retry;
-    if (arch::lane_id() == leader) s = open_or_decide_full(h, t, arch::popc(pending), rng, unsure, count, block);
-    s = static_cast<step>(arch::shuffle(group, static_cast<int>(s), leader));
-    if (s == step::full) {
-      if (arch::lane_id() == leader) record_failed_allocations(h, t, arch::popc(pending));
+    if (r.holes > 0) break;  // sparse holes, and the free blocks went meanwhile
+    const fullness f = heap_is_full(h, t);
+    if (f == fullness::full || (f == fullness::unsure && ++unsure >= full_patience) || round >= max_prepare_rounds) {
+      r.kind = generation_kind::full;
+      r.count = full_generation;
       break;
     }
-    if (s == step::opened) {
-      count = arch::shuffle(group, count, leader);
-      block = arch::shuffle(group, block, leader);
-      const std::uint32_t rank = static_cast<std::uint32_t>(arch::rank_in(pending));
-      if (needs && rank < count) {
-        result = reinterpret_cast<void*>(encode_pointer(h.block(block), rank, capacity, t));
-        needs = false;
-      }
-      if (arch::ballot(group, needs) == 0) break;
+    arch::spin_pause();
+  }
+  // The next fresh run doubles while the stock keeps opening blocks and starts small again
+  // once it finds holes.
+  const std::uint32_t next_run = r.kind == generation_kind::fresh ? (run * 2 < max_fresh_run ? run * 2 : max_fresh_run) : 1u;
+  arch::store_relaxed(s.fresh_run, next_run);
+
+  // Publish: the records and the prefix, then the head (release). Holes first, then the run.
+  std::uint64_t prefix = empty_prefix;
+  if (r.kind != generation_kind::full) {
+    std::uint32_t before = 0;
+    int q = 0;
+    for (; q < r.holes; ++q) {
+      if (q > 0) prefix = with_record(prefix, q, before);
+      write_record(e, q, g, r.blocks[q], r.masks[q]);
+      before += static_cast<std::uint32_t>(arch::popc(r.masks[q]));
+    }
+    if (r.run != 0) {
+      if (q > 0) prefix = with_record(prefix, q, before);
+      prefix = with_fresh_record(prefix, q);
+      write_record(e, q, g, r.word, r.run);
     }
   }
+  arch::store_relaxed(e.prefix, prefix);
+  // Where the stock's requests start failing (see stock_may_serve), set before the full
+  // generation is published so that a look at the stock never misses it.
+  const std::uint32_t exhausted = arch::load_relaxed(s.exhausted_at);
+  if (r.kind == generation_kind::full && exhausted == not_exhausted) arch::store_relaxed(s.exhausted_at, start);
+  if (r.kind != generation_kind::full && exhausted != not_exhausted) arch::store_relaxed(s.exhausted_at, not_exhausted);
+  arch::store_release(e.head, make_head(g, r.kind, r.count, start));
+  arch::store_relaxed(s.newest, g);
+  // After publishing, off the requests' path: a fresh run's blocks join allocated[t] (one atomic
+  // for the run's leaf word). Nothing can return them before: every slot is reserved or in use.
+  if (r.run != 0) h.allocated(t).set_bits</*Relaxed=*/false>(r.word, r.run);
+  // Likewise the holes' blocks leave active[t] (their free-slot words are 0 now): one atomic for
+  // the leaf word. Meanwhile a prepare that picks one of them takes nothing from it.
+  if (r.holes > 0) h.active(t).clear_owned_bits(r.hole_word, r.hole_bits);
+}
+
+/// The index of a generation (kind and count in `head`) whose lane prepares the next one: the
+/// middle of a generation of slots, so that the lane that opens a launch's first generation does
+/// not prepare the second one right after it (two prepares in a row for its warp), and the stock
+/// reserves ahead only once half of what it holds is handed out; the first index of an empty or
+/// a full generation (nothing to wait for).
+SHOAL_HD inline std::uint32_t prepare_at(std::uint64_t head) {
+  const generation_kind k = head_kind(head);
+  return k == generation_kind::holes || k == generation_kind::fresh ? head_count(head) / 2 : 0u;
+}
+
+/// The object of index d of generation g (entry `e`), whose header the caller has read.
+SHOAL_DEVICE inline void* slot_of_generation(const heap_view& h, std::uint32_t t, const stock_generation& e,
+                                             const generation_header& hd, std::uint32_t g, std::uint32_t d) {
+  const std::uint32_t capacity = h.capacity[t];
+  std::uint32_t before = 0;
+  const int q = record_of(hd.prefix, d, before);
+  const stock_record r = read_record(e, q, g);
+  d -= before;
+  if (q == fresh_record(hd.prefix)) {
+    const std::uint64_t b = std::uint64_t{r.block} * 64 + static_cast<std::uint64_t>(arch::nth_set_bit(r.mask, static_cast<int>(d / capacity)));
+    return reinterpret_cast<void*>(encode_pointer(h.block(b), d % capacity, capacity, t));
+  }
+  const auto slot = static_cast<std::uint32_t>(arch::nth_set_bit(r.mask, static_cast<int>(d)));
+  return reinterpret_cast<void*>(encode_pointer(h.block(r.block), slot, capacity, t));
+}
+
+/// One slot of type t from stock `id` for every lane of `group` (all call it together); nullptr
+/// and `failed` for a lane whose index fell in a full generation.
+///
+/// The group shares one atomicAdd on the stock's counter; lane j of the group owns index
+/// `old + rank`. It finds the generation that holds its index, starting from the stock's newest
+/// one (a few head loads at most), and its slot there. The lane whose index is a generation's
+/// prepare_at() prepares the next generation; a lane whose index lies beyond every published
+/// generation waits for it (the only wait).
+SHOAL_DEVICE inline void* take_from_stock(const heap_view& h, std::uint32_t t, std::uint32_t id,
+                                          arch::lane_mask group, bool& failed, std::uint32_t& rounds) {
+  stock& s = h.stocks[id];
+  const int leader = arch::lowest_bit(group);
+  // A hint (any published generation will do; an older one costs a few more header reads).
+#if defined(__CUDA_ARCH__)
+  std::uint32_t g = __ldca(&s.newest);
+#else
+  std::uint32_t g = arch::load_relaxed(s.newest);
+#endif
+  std::uint32_t first = 0;
+  if (arch::lane_id() == leader) first = arch::fetch_add_relaxed(s.next, static_cast<std::uint32_t>(arch::popc(group)));
+  const std::uint32_t group_first = arch::shuffle(group, first, leader);
+  const std::uint32_t j = group_first + static_cast<std::uint32_t>(arch::rank_in(group));
+  const std::uint32_t group_end = group_first + static_cast<std::uint32_t>(arch::popc(group));
+
+  void* result = nullptr;
+  bool pending = true;
+  failed = false;
+  arch::spin_watch watch;
+  for (;;) {
+    bool served = false, prepares = false;
+    std::uint32_t next_start = 0, prepared = 0;
+    if (pending) {
+      ++rounds;
+      for (std::uint32_t step = 0; step < 2 * stock_ring; ++step) {
+        const stock_generation& e = s.ring[g % stock_ring];
+        const generation_header hd = read_header(e, g);
+        const std::uint64_t head = hd.head;
+        const int age = head_age(head, g);
+        if (age < 0) break;  // g is not published yet: wait for it
+        if (age > 0) {       // the entry moved on (a stale hint): our generation is newer
+          g += static_cast<std::uint32_t>(age);
+          continue;
+        }
+        const std::uint32_t d = j - head_start(head);
+        if (static_cast<std::int32_t>(d) < 0) {  // the hint is ahead of our index
+          --g;
+          continue;
+        }
+        const std::uint32_t count = head_count(head);
+        if (d == prepare_at(head)) prepares = true, prepared = g + 1, next_start = head_start(head) + count;
+        if (d < count) {
+          if (head_kind(head) == generation_kind::full) failed = true;
+          else result = slot_of_generation(h, t, e, hd, g, d);
+          served = true;
+          pending = false;
+          break;
+        }
+        ++g;
+      }
+    }
+    // Count ourselves out of the generation we read (before any prepare of this warp waits for
+    // readers). The add waits for our reads: its address depends on what they gave.
+    const arch::lane_mask counting = arch::ballot(group, served);
+    if (served) {
+      const arch::lane_mask same = arch::match_any(counting, g);
+      if (arch::lowest_bit(same) == arch::lane_id()) {
+        unsigned long long& done = *arch::ordered_after(&s.done[g % stock_ring], reinterpret_cast<std::uintptr_t>(result));
+        if constexpr (gpu_backend) arch::add_relaxed(done, static_cast<unsigned long long>(arch::popc(same)));
+        else arch::fetch_add_release(done, static_cast<unsigned long long>(arch::popc(same)));
+      }
+    }
+    if (prepares) prepare_generation(h, t, id, prepared, next_start, group_end);
+    if (arch::ballot(group, pending) == 0) break;
+    if (pending) arch::spin_wait(watch, "take_from_stock: a generation that is not published");
+  }
+  return result;
+}
+
+/// Whether stock `id` may still hand out a slot: it has not published a full generation, or
+/// its counter has not reached the first one since its last good generation.
+SHOAL_DEVICE inline bool stock_may_serve(const heap_view& h, std::uint32_t id) {
+  const stock& s = h.stocks[id];
+  const std::uint32_t exhausted = arch::load_relaxed(s.exhausted_at);
+  const std::uint32_t next = arch::load_relaxed(s.next);
+  return exhausted == not_exhausted || static_cast<std::int32_t>(next - exhausted) < 0;
+}
+
+/// The lanes of `failing` (all call it together), whose own stock `own` of t found the heap
+/// full, try the other processors' stocks of t, which may still hold reserved slots, skipping
+/// those that are exhausted too (each lane looks at one stock per round): nullptr only when no
+/// stock of the class can serve. Off the fast path (not inlined into every `new`).
+SHOAL_DEVICE SHOAL_NOINLINE inline void* allocate_elsewhere(const heap_view& h, std::uint32_t t, std::uint32_t own,
+                                                            arch::lane_mask failing, std::uint32_t& rounds) {
+  void* result = nullptr;
+  bool failed = true;
+  for (std::uint32_t k = 1; k < h.stocks_per_type;) {
+    const std::uint32_t lanes = static_cast<std::uint32_t>(arch::popc(failing));
+    const std::uint32_t mine = k + static_cast<std::uint32_t>(arch::rank_in(failing));
+    const bool may = mine < h.stocks_per_type &&
+                     stock_may_serve(h, t * h.stocks_per_type + (own + mine) % h.stocks_per_type);
+    const arch::lane_mask candidates = arch::ballot(failing, may);
+    if (candidates == 0) {
+      k += lanes;
+      continue;
+    }
+    // The first candidate: the stock looked at by the lowest lane that found one.
+    const arch::lane_mask below = (arch::lane_mask{1} << arch::lowest_bit(candidates)) - 1;
+    k += static_cast<std::uint32_t>(arch::popc(failing & below));
+    const std::uint32_t id = t * h.stocks_per_type + (own + k) % h.stocks_per_type;
+    result = take_from_stock(h, t, id, failing, failed, rounds);
+    failing = arch::ballot(failing, failed);
+    if (!failed) break;
+    ++k;
+  }
+  if (failed && arch::lane_id() == arch::lowest_bit(failing)) record_failed_allocations(h, t, arch::popc(failing));
+  return result;
+}
+
+/// Allocates one slot of type t for every calling lane; nullptr when the heap is full.
+///
+/// Lanes asking for the same type are served together by their processor's stock of t; lanes
+/// that it cannot serve (it found the heap full) look in the other stocks (allocate_elsewhere).
+SHOAL_DEVICE inline void* allocate(const heap_view& h, std::uint32_t t) {
+  const arch::lane_mask group = arch::match_any(arch::active_lanes(), t);
+  const std::uint32_t own = static_cast<std::uint32_t>(arch::processor_id()) % h.stocks_per_type;
+  std::uint32_t rounds = 0;  // for SHOAL_ALLOCATOR_PROBES only
+  bool failed = false;
+  void* result = take_from_stock(h, t, t * h.stocks_per_type + own, group, failed, rounds);
+  const arch::lane_mask failing = arch::ballot(group, failed);
+  if (failed) result = allocate_elsewhere(h, t, own, failing, rounds);
   SHOAL_ALLOCATOR_PROBES(rounds, result != nullptr);
   return result;
+}
+
+/// Gives back the reserved slots of record q of generation `e` (whose prefix is `prefix`) from
+/// the generation's index `from` on: nobody took them. At quiescence (the flush after a launch).
+SHOAL_DEVICE inline void give_back_record(const heap_view& h, std::uint32_t t, const stock_generation& e,
+                                          std::uint64_t prefix, int q, std::uint32_t from) {
+  const std::uint32_t first = prefix_before(prefix, q);  // the generation's index of its first slot
+  const std::uint32_t handed = from > first ? from - first : 0u;  // of this record's slots
+  const std::uint64_t mask = arch::load_relaxed(e.records[q].mask);
+  if (q != fresh_record(prefix)) {
+    if (handed < static_cast<std::uint32_t>(arch::popc(mask)))
+      release_slots(h, arch::load_relaxed(e.records[q].block), t, mask & ~arch::lowest_set_bits(mask, static_cast<int>(handed)), false);
+    return;
+  }
+  // A fresh run: blocks that no request reached go straight back to the free blocks; the block
+  // that requests reached in part gets its other slots back (and returns if they were all freed).
+  const std::uint32_t capacity = h.capacity[t];
+  const std::uint64_t word = arch::load_relaxed(e.records[q].block);
+  std::uint64_t untouched = 0;
+  std::uint32_t at = 0;
+  for (std::uint64_t p = mask; p != 0; p &= p - 1, at += capacity) {
+    const std::uint64_t b = word * 64 + arch::lowest_bit(p);
+    if (at + capacity <= handed) continue;
+    if (at >= handed) {
+      arch::store_relaxed(h.headers[b].type, no_type);
+      untouched |= p & (~p + 1);
+    } else {
+      release_slots(h, b, t, h.full_mask(t) & ~low_bits(handed - at), false);
+    }
+  }
+  if (untouched != 0) {
+    h.allocated(t).clear_bits</*Relaxed=*/false>(word, untouched);
+    h.free_blocks().set_bits</*Relaxed=*/false>(word, untouched);
+    arch::add_relaxed(free_block_count(h), static_cast<long long>(arch::popc(untouched)));
+  }
+}
+
+/// Gives back every reservation of stock `id` and puts it at rest (at quiescence). The lanes of
+/// one warp share it (`lane` is the caller's), one record each: giving back a record is a chain
+/// of round trips to the L2 (return_if_empty's token, the block's return), and one thread per
+/// stock made the flush after traffic's births 55 µs, longer than the births (H100).
+SHOAL_DEVICE SHOAL_NOINLINE inline void flush_stock(const heap_view& h, std::uint32_t id, int lane) {
+  stock& s = h.stocks[id];
+  const std::uint32_t t = id / h.stocks_per_type;
+  const std::uint32_t next = arch::load_relaxed(s.next);
+  std::uint32_t g = arch::load_relaxed(s.newest);
+  while (head_age(arch::load_relaxed(s.ring[(g + 1) % stock_ring].head), g + 1) == 0) ++g;
+  // Indices are handed out in order: only the newest generations hold indices nobody took.
+  // Every lane reads the same (quiescent) heads, so the lanes leave the loop together.
+  for (std::uint32_t k = 0; k < stock_ring; ++k, --g) {
+    const stock_generation& e = s.ring[g % stock_ring];
+    const std::uint64_t head = arch::load_relaxed(e.head);
+    if (head_age(head, g) != 0) break;
+    const std::uint32_t start = head_start(head), count = head_count(head);
+    if (static_cast<std::int32_t>(start + count - next) <= 0) break;  // all taken
+    const generation_kind kind = head_kind(head);
+    if (kind == generation_kind::holes || kind == generation_kind::fresh) {
+      const std::uint32_t from = static_cast<std::int32_t>(next - start) > 0 ? next - start : 0u;
+      const std::uint64_t prefix = arch::load_relaxed(e.prefix);
+      for (int q = lane; q < generation_records(prefix); q += arch::warp_width) give_back_record(h, t, e, prefix, q, from);
+    }
+  }
+  arch::sync_lanes(~arch::lane_mask{0});  // every lane is done reading the stock's generations
+  if (lane == 0) reset_stock(s);
+}
+
+/// The flush after a launch (runtime::flush_stocks_async), one warp per stock: a stock that
+/// prepared anything since its last flush gives back what it holds.
+SHOAL_DEVICE inline void flush_if_used(const heap_view& h, std::uint32_t id, int lane) {
+  if (arch::load_relaxed(h.stocks[id].dirty) != 0) flush_stock(h, id, lane);
+}
+
+/// Launches the flush of the heap's `stocks` stocks (host code): one warp each (index i is lane
+/// i % warp_width of stock i / warp_width; a launch's blocks are whole warps).
+inline void flush_stocks_async(const heap_view& h, std::size_t stocks) {
+  constexpr auto width = static_cast<std::size_t>(arch::warp_width);
+  arch::for_each_index(stocks * width, [=] SHOAL_DEVICE(std::size_t i) {
+    flush_if_used(h, static_cast<std::uint32_t>(i / width), static_cast<int>(i % width));
+  });
 }
 
 /// Checked mode: is `bits` a live object of a registered type in this heap?
