@@ -272,6 +272,7 @@ std::vector<detail::block_header> planned(std::vector<detail::block_header> h, c
 }
 
 std::vector<detail::block_header> headers_of(const DefragRuntime& rt) {
+  rt.settle_stocks();  // what defragment() sees
   std::vector<detail::block_header> h(rt.view().blocks);
   arch::copy_to_host(h.data(), rt.view().headers, h.size() * sizeof(detail::block_header));
   return h;

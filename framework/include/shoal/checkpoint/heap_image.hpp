@@ -342,14 +342,15 @@ inline bool packs_blocks(const heap_image& img, const sd::heap_view& v, const st
   return true;
 }
 
-/// Writes every block's header to the device, with what the headers imply: the leaf and upper
-/// words of the bitmaps (free, allocated[t], active[t]) and the counters (free blocks; block
-/// operations none in flight). For a heap at rest: a checkpoint load, a defragmentation.
+/// Writes every block's header to the device, with what the headers imply: its live word, the
+/// leaf and upper words of the bitmaps (free, allocated[t], active[t]) and the counters (free
+/// blocks; block operations none in flight). For a heap at rest (settled stocks): a checkpoint load.
 inline void write_heap_index(const sd::heap_view& v, const std::vector<sd::block_header>& headers, std::uint32_t types) {
   const std::uint64_t words = v.layout.total_words;
   std::vector<std::uint64_t> maps((1 + 2 * std::uint64_t{types}) * words, 0);
   auto set = [&](std::uint64_t map, std::uint64_t b) { maps[map * words + b / 64] |= std::uint64_t{1} << (b % 64); };
   auto counters = std::make_unique<sd::heap_counters>();
+  std::vector<std::uint64_t> live(v.blocks, 0);
   long long free_blocks = 0;
   for (std::uint64_t b = 0; b < v.blocks; ++b) {
     const sd::block_header& h = headers[b];
@@ -357,12 +358,14 @@ inline void write_heap_index(const sd::heap_view& v, const std::vector<sd::block
       set(0, b), ++free_blocks;
       continue;
     }
+    live[b] = ~h.free_slots & v.full_mask(h.type);
     set(1 + h.type, b);
     if (h.free_slots != 0) set(1 + types + h.type, b);
   }
   counters->free_blocks[0] = free_blocks;
   for (std::uint64_t m = 0; m < 1 + 2 * std::uint64_t{types}; ++m) fill_levels(maps.data() + m * words, v.layout);
   arch::copy_to_device(v.headers, headers.data(), headers.size() * sizeof(sd::block_header));
+  arch::copy_to_device(v.live, live.data(), live.size() * sizeof(std::uint64_t));
   arch::copy_to_device(v.bitmap_words, maps.data(), maps.size() * sizeof(std::uint64_t));
   arch::copy_to_device(v.counters, counters.get(), sizeof(sd::heap_counters));
 }

@@ -61,7 +61,10 @@ SHOAL_DEVICE inline bool give_back_slots(const heap_view& h, std::uint64_t b, st
   block_header& hdr = h.headers[b];
   // A destroyed object must never be visited by a do-all in progress, even once its slot holds a
   // new object: take it out of the do-all snapshot before the slot can be reused.
-  if (destroyed) arch::and_relaxed(h.snapshots[b], ~bits);  // ordered by the release below
+  if (destroyed) {  // both ordered by the release below
+    arch::and_relaxed(h.snapshots[b], ~bits);
+    arch::and_relaxed(h.live[b], ~bits);
+  }
   // Release: the destructor's writes (and the snapshot's) before the slots can be claimed again.
   // Not acquire: it reads nothing that others published (see allocate()).
   const std::uint64_t prev = arch::fetch_or_release(hdr.free_slots, bits);
@@ -533,20 +536,33 @@ SHOAL_HD inline std::uint32_t prepare_at(std::uint64_t head) {
   return k == generation_kind::holes || k == generation_kind::fresh ? head_count(head) / 2 : 0u;
 }
 
-/// The object of index d of generation g (entry `e`), whose header the caller has read.
+/// Slot `slot` of block b now holds an object (heap_view::live): one reduction, which nobody
+/// waits for. A do-all lists its blocks in a later launch, and a destroy of the object clears the
+/// bit after this lane handed the pointer on. (take_from_stock marks its group's slots itself,
+/// one reduction per block.)
+SHOAL_DEVICE SHOAL_FORCEINLINE void* mark_live(const heap_view& h, std::uint64_t b, std::uint32_t slot, std::uint32_t t) {
+  arch::or_relaxed(h.live[b], std::uint64_t{1} << slot);
+  return reinterpret_cast<void*>(encode_pointer(h.block(b), slot, h.capacity[t], t));
+}
+
+/// The object of index d of generation g (entry `e`), whose header the caller has read, and its
+/// block and slot.
 SHOAL_DEVICE inline void* slot_of_generation(const heap_view& h, std::uint32_t t, const stock_generation& e,
-                                             const generation_header& hd, std::uint32_t g, std::uint32_t d) {
+                                             const generation_header& hd, std::uint32_t g, std::uint32_t d,
+                                             std::uint64_t& block, std::uint32_t& slot) {
   const std::uint32_t capacity = h.capacity[t];
   std::uint32_t before = 0;
   const int q = record_of(hd.prefix, d, before);
   const stock_record r = read_record(e, q, g);
   d -= before;
   if (q == fresh_record(hd.prefix)) {
-    const std::uint64_t b = std::uint64_t{r.block} * 64 + static_cast<std::uint64_t>(arch::nth_set_bit(r.mask, static_cast<int>(d / capacity)));
-    return reinterpret_cast<void*>(encode_pointer(h.block(b), d % capacity, capacity, t));
+    block = std::uint64_t{r.block} * 64 + static_cast<std::uint64_t>(arch::nth_set_bit(r.mask, static_cast<int>(d / capacity)));
+    slot = d % capacity;
+  } else {
+    block = r.block;
+    slot = static_cast<std::uint32_t>(arch::nth_set_bit(r.mask, static_cast<int>(d)));
   }
-  const auto slot = static_cast<std::uint32_t>(arch::nth_set_bit(r.mask, static_cast<int>(d)));
-  return reinterpret_cast<void*>(encode_pointer(h.block(r.block), slot, capacity, t));
+  return reinterpret_cast<void*>(encode_pointer(h.block(block), slot, capacity, t));
 }
 
 /// One slot of type t from stock `id` for every lane of `group` (all call it together); nullptr
@@ -574,6 +590,8 @@ SHOAL_DEVICE inline void* take_from_stock(const heap_view& h, std::uint32_t t, s
   const std::uint32_t group_end = group_first + static_cast<std::uint32_t>(arch::popc(group));
 
   void* result = nullptr;
+  std::uint64_t block = 0;  // result's
+  std::uint32_t slot = 0;
   bool pending = true;
   failed = false;
   arch::spin_watch watch;
@@ -601,7 +619,7 @@ SHOAL_DEVICE inline void* take_from_stock(const heap_view& h, std::uint32_t t, s
         if (d == prepare_at(head)) prepares = true, prepared = g + 1, next_start = head_start(head) + count;
         if (d < count) {
           if (head_kind(head) == generation_kind::full) failed = true;
-          else result = slot_of_generation(h, t, e, hd, g, d);
+          else result = slot_of_generation(h, t, e, hd, g, d, block, slot);
           served = true;
           pending = false;
           break;
@@ -623,6 +641,13 @@ SHOAL_DEVICE inline void* take_from_stock(const heap_view& h, std::uint32_t t, s
     if (prepares) prepare_generation(h, t, id, prepared, next_start, group_end);
     if (arch::ballot(group, pending) == 0) break;
     if (pending) arch::spin_wait(watch, "take_from_stock: a generation that is not published");
+  }
+  // The group's slots are live: one reduction per block (a full warp's slots are mostly in one).
+  const arch::lane_mask got = arch::ballot(group, result != nullptr);
+  if (result != nullptr) {
+    const arch::lane_mask same = arch::match_any(got, block);
+    const std::uint64_t bits = arch::reduce_or(same, std::uint64_t{1} << slot);
+    if (arch::lane_id() == arch::lowest_bit(same)) arch::or_relaxed(h.live[block], bits);
   }
   return result;
 }
@@ -663,14 +688,50 @@ SHOAL_DEVICE SHOAL_NOINLINE inline void* allocate_elsewhere(const heap_view& h, 
     if (!failed) break;
     ++k;
   }
-  if (failed && arch::lane_id() == arch::lowest_bit(failing)) record_failed_allocations(h, t, arch::popc(failing));
   return result;
+}
+
+/// One slot of t taken from the heap itself, for a lane that no stock could serve: the holes of
+/// one block, or one fresh block, reserved and then given back but for the lane's slot, exactly
+/// as a prepare and a flush do; nullptr only when heap_is_full() says so. Stocks keep what they
+/// hold from launch to launch (they are settled only before the host reads the heap), so a stock
+/// that found the heap full keeps its full generation while objects are destroyed: this is what
+/// keeps its answers from being out of memory that is not there. Off the fast path.
+SHOAL_DEVICE SHOAL_NOINLINE inline void* allocate_direct(const heap_view& h, std::uint32_t t) {
+  walk_rng rng = walk_rng::for_this_lane(0x9E3779B97F4A7C15ull + t);
+  std::uint32_t unsure = 0;
+  for (std::uint32_t round = 0; round < max_prepare_rounds; ++round) {
+    reservation r;
+    if (!h.active(t).empty()) take_holes(h, t, rng, /*take_sparse=*/true, 1, r);
+    if (r.holes > 0) {
+      h.active(t).clear_owned_bits(r.hole_word, r.hole_bits);
+      const std::uint64_t mask = r.masks[0];
+      const std::uint64_t rest = mask & (mask - 1);
+      if (rest != 0) release_slots(h, r.blocks[0], t, rest, false);
+      return mark_live(h, r.blocks[0], static_cast<std::uint32_t>(arch::lowest_bit(mask)), t);
+    }
+    if (!h.free_blocks().empty()) {
+      take_fresh(h, t, rng, 1, r);
+      if (r.run != 0) {
+        const std::uint64_t b = std::uint64_t{r.word} * 64 + static_cast<std::uint64_t>(arch::lowest_bit(r.run));
+        h.allocated(t).set_bits</*Relaxed=*/false>(r.word, r.run);
+        void* p = mark_live(h, b, 0, t);
+        if (h.capacity[t] > 1) release_slots(h, b, t, h.full_mask(t) & ~std::uint64_t{1}, false);
+        return p;
+      }
+    }
+    const fullness f = heap_is_full(h, t);
+    if (f == fullness::full || (f == fullness::unsure && ++unsure >= full_patience)) break;
+    arch::spin_pause();
+  }
+  return nullptr;
 }
 
 /// Allocates one slot of type t for every calling lane; nullptr when the heap is full.
 ///
 /// Lanes asking for the same type are served together by their processor's stock of t; lanes
-/// that it cannot serve (it found the heap full) look in the other stocks (allocate_elsewhere).
+/// that it cannot serve (it found the heap full) look in the other stocks (allocate_elsewhere),
+/// then in the heap itself (allocate_direct).
 SHOAL_DEVICE inline void* allocate(const heap_view& h, std::uint32_t t) {
   const arch::lane_mask group = arch::match_any(arch::active_lanes(), t);
   const std::uint32_t own = static_cast<std::uint32_t>(arch::processor_id()) % h.stocks_per_type;
@@ -678,13 +739,18 @@ SHOAL_DEVICE inline void* allocate(const heap_view& h, std::uint32_t t) {
   bool failed = false;
   void* result = take_from_stock(h, t, t * h.stocks_per_type + own, group, failed, rounds);
   const arch::lane_mask failing = arch::ballot(group, failed);
-  if (failed) result = allocate_elsewhere(h, t, own, failing, rounds);
+  if (failed) {
+    result = allocate_elsewhere(h, t, own, failing, rounds);
+    if (result == nullptr) result = allocate_direct(h, t);
+    const arch::lane_mask out = arch::ballot(failing, result == nullptr);
+    if (result == nullptr && arch::lane_id() == arch::lowest_bit(out)) record_failed_allocations(h, t, arch::popc(out));
+  }
   SHOAL_ALLOCATOR_PROBES(rounds, result != nullptr);
   return result;
 }
 
 /// Gives back the reserved slots of record q of generation `e` (whose prefix is `prefix`) from
-/// the generation's index `from` on: nobody took them. At quiescence (the flush after a launch).
+/// the generation's index `from` on: nobody took them. At quiescence (the flush, runtime::settle_stocks).
 SHOAL_DEVICE inline void give_back_record(const heap_view& h, std::uint32_t t, const stock_generation& e,
                                           std::uint64_t prefix, int q, std::uint32_t from) {
   const std::uint32_t first = prefix_before(prefix, q);  // the generation's index of its first slot
@@ -747,7 +813,7 @@ SHOAL_DEVICE SHOAL_NOINLINE inline void flush_stock(const heap_view& h, std::uin
   if (lane == 0) reset_stock(s);
 }
 
-/// The flush after a launch (runtime::flush_stocks_async), one warp per stock: a stock that
+/// The flush (runtime::settle_stocks, before the host reads the heap), one warp per stock: a stock that
 /// prepared anything since its last flush gives back what it holds.
 SHOAL_DEVICE inline void flush_if_used(const heap_view& h, std::uint32_t id, int lane) {
   if (arch::load_relaxed(h.stocks[id].dirty) != 0) flush_stock(h, id, lane);

@@ -107,6 +107,12 @@ struct heap_view {
   std::uint32_t num_types;
   block_header* headers;
   std::uint64_t* snapshots;     ///< per block: occupancy snapshot of the do-all in progress
+  /// Per block: the slots that hold objects (1 = live). A slot leaves free_slots when a stock
+  /// reserves it and enters `live` only when a request takes it, so stocks may keep reservations
+  /// from launch to launch: everything that enumerates objects reads this word, not free_slots.
+  /// Set by the allocation (one reduction), cleared by destroy; equal to ~free_slots once the
+  /// stocks are settled (runtime::verify checks it).
+  std::uint64_t* live;
   std::uint64_t* bitmap_words;  ///< free, allocated[0..n), active[0..n): same layout each
   heap_errors* errors;
   heap_counters* counters;

@@ -62,8 +62,8 @@ inline constexpr int listing_threads = 1024;
 /// prefix sum of their live objects, in list order) and the number of objects.
 template <int Threads>  // a template, so that the header may be included by many translation units
 __global__ void __launch_bounds__(Threads)
-    first_objects_kernel(const std::uint32_t* list, const block_header* headers, std::uint64_t full,
-                         std::uint32_t* first_object, listing_totals* totals) {
+    first_objects_kernel(const std::uint32_t* list, const std::uint64_t* live_slots, std::uint32_t* first_object,
+                         listing_totals* totals) {
   using scan = cub::BlockScan<unsigned long long, Threads>;
   __shared__ typename scan::TempStorage temp;
   __shared__ unsigned long long carry;
@@ -73,7 +73,7 @@ __global__ void __launch_bounds__(Threads)
   for (unsigned long long base = 0; base < blocks; base += Threads) {
     const unsigned long long k = base + threadIdx.x;
     const unsigned long long live =
-        k < blocks ? static_cast<unsigned long long>(arch::popc(~headers[list[k]].free_slots & full)) : 0;
+        k < blocks ? static_cast<unsigned long long>(arch::popc(live_slots[list[k]])) : 0;
     unsigned long long at = 0, total = 0;
     scan(temp).ExclusiveSum(live, at, total);
     if (k < blocks) first_object[k] = static_cast<std::uint32_t>(carry + at);
@@ -86,20 +86,19 @@ __global__ void __launch_bounds__(Threads)
 
 #endif  // SHOAL_BACKEND_CUDA
 
-/// The blocks of type t in increasing order, the first dense object index of each, and the
-/// totals. Enqueued; does not wait.
+/// The blocks of type t in increasing order, the first dense object index of each (from
+/// heap_view::live), and the totals. Enqueued; does not wait.
 inline void list_blocks_in_order(const heap_view& h, std::uint32_t t, std::uint32_t* list,
                                  std::uint32_t* first_object, listing_totals* totals) {
   list_set_bits(h.allocated(t).level_words(0), h.layout.words[0], list, ~0ull, &totals->blocks);
 #if defined(SHOAL_BACKEND_CUDA)
-  first_objects_kernel<listing_threads><<<1, listing_threads>>>(list, h.headers, h.full_mask(t), first_object, totals);
+  first_objects_kernel<listing_threads><<<1, listing_threads>>>(list, h.live, first_object, totals);
   SHOAL_CUDA_CHECK(cudaGetLastError());
 #else
-  const std::uint64_t full = h.full_mask(t);
   unsigned long long objects = 0;
   for (unsigned long long k = 0; k < totals->blocks; ++k) {
     first_object[k] = static_cast<std::uint32_t>(objects);
-    objects += arch::popc(~h.headers[list[k]].free_slots & full);
+    objects += arch::popc(h.live[list[k]]);
   }
   totals->objects = objects;
 #endif
@@ -207,15 +206,14 @@ void all_pairs(const heap_view& h, const heap_view* device_view, std::uint32_t t
   // Gather: object k of the dense order is slot `slot` of listed block `pos`.
   std::byte* data = h.data;
   const std::uint64_t block_bytes = h.block_bytes;
-  const block_header* headers = h.headers;
-  const std::uint64_t full = h.full_mask(type);
+  const std::uint64_t* live_slots = h.live;
   arch::for_each_index(
       totals.blocks * Capacity,
       [=] SHOAL_DEVICE(std::size_t i) {
         const std::size_t pos = i / Capacity;
         const auto slot = static_cast<std::uint32_t>(i % Capacity);
         const std::uint32_t b = list[pos];
-        const std::uint64_t live = ~headers[b].free_slots & full;
+        const std::uint64_t live = live_slots[b];
         if (((live >> slot) & 1u) == 0) return;
         const std::uint64_t k = first[pos] + arch::popc(live & ((std::uint64_t{1} << slot) - 1));
         T* object = reinterpret_cast<T*>(encode_pointer(data + b * block_bytes, slot, Capacity, type));

@@ -391,14 +391,17 @@ defrag_stats defragment_heap(const heap_view& v, std::uint32_t types, double max
     });
   }
 
-  // 5. The new headers: sources are free, targets lose the free slots they were given.
+  // 5. The new headers and live words: sources are free, targets lose the free slots they were
+  //    given.
   arch::for_each_index(B, [=] SHOAL_DEVICE(std::size_t b) {
     if (role[b] == role_source) {
       hv.headers[b] = block_header{0, no_type, 0};
+      hv.live[b] = 0;
     } else if (role[b] == role_target) {
       std::uint64_t free = hv.headers[b].free_slots & hv.full_mask(hv.headers[b].type), given = 0;
       for (std::uint32_t j = 0; j < taken[b]; ++j) given |= free & (~free + 1), free &= free - 1;
       hv.headers[b].free_slots &= ~given;
+      hv.live[b] |= given;
     }
   });
 

@@ -71,7 +71,9 @@ value_pack<T, Ts...> make_value_pack(T head, Ts... tail) {
   return {head, make_value_pack(tail...)};
 }
 
-/// Launch 1 of a do-all over type t: the list of its blocks and their occupancy snapshots.
+/// Launch 1 of a do-all over type t: the list of its blocks that hold objects and their
+/// occupancy snapshots, taken from heap_view::live (a slot that a stock holds in reserve is
+/// neither free nor live, and no do-all visits it).
 /// `*count` must be 0: the previous do-all's visit launch reset it (no memset of its own).
 ///
 /// Each group of 32 consecutive items (one warp on the GPU: items go to consecutive lanes and
@@ -85,18 +87,16 @@ struct block_lister {
   static constexpr std::uint32_t group = 32, rounds = 8;  // rounds × group = 4 words of 64 blocks
   const std::uint64_t* leaves;
   std::uint64_t words;
-  const block_header* headers;
+  const std::uint64_t* live;
   std::uint64_t* snapshots;
-  std::uint64_t full;
   std::uint32_t* list;
   unsigned long long* count;
 
   block_lister(const heap_view& h, std::uint32_t t, std::uint32_t* list_, unsigned long long* count_)
       : leaves(h.allocated(t).level_words(0)),
         words(h.layout.words[0]),
-        headers(h.headers),
+        live(h.live),
         snapshots(h.snapshots),
-        full(h.full_mask(t)),
         list(list_),
         count(count_) {}
 
@@ -108,18 +108,16 @@ struct block_lister {
     arch::allow_dependent_launch();
     const std::uint64_t first_word = i / group * 4;
     const auto j = static_cast<std::uint32_t>(i % group);
-    // Plain loads: nothing writes the bitmap or the headers while this launch runs (it starts
-    // after the previous kernel), and all eight header reads are in flight together.
-    std::uint32_t mine = 0;  // bit k: this item's block of round k is allocated
-    std::uint64_t free_slots[rounds];
+    // Plain loads: nothing writes the bitmap or the live words while this launch runs (it
+    // starts after the previous kernel), and all eight reads are in flight together.
+    std::uint32_t mine = 0;  // bit k: this item's block of round k holds objects of t
+    std::uint64_t occupied[rounds];
 #pragma unroll
     for (std::uint32_t k = 0; k < rounds; ++k) {
       const std::uint64_t w = first_word + k / 2;
       const std::uint64_t b = w * 64 + 32 * (k % 2) + j;
-      if (w < words && ((leaves[w] >> (b % 64)) & 1u) != 0) {
-        mine |= 1u << k;
-        free_slots[k] = headers[b].free_slots;
-      }
+      occupied[k] = w < words && ((leaves[w] >> (b % 64)) & 1u) != 0 ? live[b] : 0;
+      if (occupied[k] != 0) mine |= 1u << k;
     }
     // Where each round's blocks go in the group's part of the list: before round k come the
     // earlier rounds' blocks, then those of lower items in round k.
@@ -141,7 +139,7 @@ struct block_lister {
       if ((mine >> k) & 1u) {
         const std::uint64_t b = (first_word + k / 2) * 64 + 32 * (k % 2) + j;
         list[at + below[k]] = static_cast<std::uint32_t>(b);
-        snapshots[b] = ~free_slots[k] & full;
+        snapshots[b] = occupied[k];
       }
   }
 };
@@ -154,16 +152,15 @@ struct block_lister {
 /// host thread between launches (cpu launches return when their work is done), so plain loads.
 inline void list_blocks_in_use(const heap_view& h, std::uint32_t t, std::uint32_t* list, unsigned long long* count) {
   const bitmap_ref allocated = h.allocated(t);
-  const std::uint64_t full = h.full_mask(t);
   unsigned long long n = 0;
   auto descend = [&](auto&& self, int level, std::uint64_t w) -> void {
     for (std::uint64_t bits = allocated.level_words(level)[w]; bits != 0; bits &= bits - 1) {
       const std::uint64_t below = w * 64 + static_cast<std::uint64_t>(arch::lowest_bit(bits));
       if (level > 0) {
         self(self, level - 1, below);
-      } else {
+      } else if (h.live[below] != 0) {
         list[n++] = static_cast<std::uint32_t>(below);
-        h.snapshots[below] = ~h.headers[below].free_slots & full;
+        h.snapshots[below] = h.live[below];
       }
     }
   };
@@ -230,11 +227,10 @@ SHOAL_DEVICE void device_do(F&& f) {
     if constexpr (!abstract_object<U> && (std::is_same_v<T, U> || std::is_base_of_v<T, U>)) {
       const std::uint32_t t = Model::template type_id<U>;
       const std::uint64_t* leaves = h.allocated(t).level_words(0);
-      const std::uint64_t full = h.full_mask(t);
       for (std::uint64_t w = 0; w < h.layout.words[0]; ++w) {
         for (std::uint64_t word = arch::load_relaxed(leaves[w]); word != 0; word &= word - 1) {
           const std::uint64_t b = w * 64 + arch::lowest_bit(word);
-          for (std::uint64_t live = ~arch::load_relaxed(h.headers[b].free_slots) & full; live != 0;
+          for (std::uint64_t live = arch::load_relaxed(h.live[b]); live != 0;
                live &= live - 1) {
             auto* object = reinterpret_cast<U*>(detail::encode_pointer(
                 h.block(b), arch::lowest_bit(live), h.capacity[t], t));

@@ -55,6 +55,7 @@ SHOAL_DEVICE void open_block(const heap_view& h, std::uint32_t t, std::uint64_t 
   // The whole header in one 16-byte store, plain: nothing reads it before the launch ends, which
   // orders it. (A header left part-written made the L2 complete its sectors from DRAM.)
   h.headers[b] = block_header{free, t, 0u};
+  h.live[b] = ~free & low_bits(Capacity);
   offer_spare_slots</*Bulk=*/true>(h, b, t, free);
 }
 

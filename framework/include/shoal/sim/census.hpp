@@ -48,7 +48,7 @@ class census {
     rt_->launch_async(v.blocks, [=] SHOAL_DEVICE(std::size_t b) {
       const std::uint32_t t = v.headers[b].type;
       if (t >= v.num_types) return;  // a free block
-      const std::uint64_t live = ~v.headers[b].free_slots & v.full_mask(t);
+      const std::uint64_t live = v.live[b];  // not ~free_slots: stocks may hold slots in reserve
       if (live != 0) arch::fetch_add(counts[t], static_cast<unsigned long long>(arch::popc(live)));
     });
   }
