@@ -565,6 +565,26 @@ SHOAL_DEVICE inline void* slot_of_generation(const heap_view& h, std::uint32_t t
   return reinterpret_cast<void*>(encode_pointer(h.block(block), slot, capacity, t));
 }
 
+/// A full generation g of stock s, ending at index `end`, that outlived the heap's fullness: stocks
+/// keep their generations from launch to launch, and objects may have been destroyed since. Each of
+/// its remaining indices would answer nullptr, and the generation after it (prepared by whoever
+/// gets the first index past g) would be reached only after them all: with 256 such indices per
+/// stock, a launch that refills freed slots got hundreds of nullptrs. So a lane that lands in such
+/// a generation takes the rest of it in one exchange (none of those indices is a preparer's: a full
+/// generation's is its first) and counts them as read. Off the fast path.
+SHOAL_DEVICE SHOAL_NOINLINE inline void skip_stale_full(const heap_view& h, std::uint32_t t, stock& s, std::uint32_t g,
+                                                        std::uint32_t end) {
+  if (h.active(t).empty() && h.free_blocks().empty()) return;  // still full: the generation stands
+  std::uint32_t n = arch::load_relaxed(s.next);
+  while (static_cast<std::int32_t>(end - n) > 0) {
+    if (arch::compare_exchange(s.next, n, end)) {
+      if constexpr (gpu_backend) arch::add_relaxed(s.done[g % stock_ring], static_cast<unsigned long long>(end - n));
+      else arch::fetch_add_release(s.done[g % stock_ring], static_cast<unsigned long long>(end - n));
+      return;
+    }
+  }
+}
+
 /// One slot of type t from stock `id` for every lane of `group` (all call it together); nullptr
 /// and `failed` for a lane whose index fell in a full generation.
 ///
@@ -594,6 +614,7 @@ SHOAL_DEVICE inline void* take_from_stock(const heap_view& h, std::uint32_t t, s
   std::uint32_t slot = 0;
   bool pending = true;
   failed = false;
+  std::uint32_t stale_end = 0;  // a full generation this lane landed in past its first index
   arch::spin_watch watch;
   for (;;) {
     bool served = false, prepares = false;
@@ -618,7 +639,7 @@ SHOAL_DEVICE inline void* take_from_stock(const heap_view& h, std::uint32_t t, s
         const std::uint32_t count = head_count(head);
         if (d == prepare_at(head)) prepares = true, prepared = g + 1, next_start = head_start(head) + count;
         if (d < count) {
-          if (head_kind(head) == generation_kind::full) failed = true;
+          if (head_kind(head) == generation_kind::full) failed = true, stale_end = d != 0 ? head_start(head) + count : 0;
           else result = slot_of_generation(h, t, e, hd, g, d, block, slot);
           served = true;
           pending = false;
@@ -639,6 +660,7 @@ SHOAL_DEVICE inline void* take_from_stock(const heap_view& h, std::uint32_t t, s
       }
     }
     if (prepares) prepare_generation(h, t, id, prepared, next_start, group_end);
+    if (stale_end != 0) skip_stale_full(h, t, s, g, stale_end), stale_end = 0;
     if (arch::ballot(group, pending) == 0) break;
     if (pending) arch::spin_wait(watch, "take_from_stock: a generation that is not published");
   }
@@ -740,10 +762,24 @@ SHOAL_DEVICE inline void* allocate(const heap_view& h, std::uint32_t t) {
   void* result = take_from_stock(h, t, t * h.stocks_per_type + own, group, failed, rounds);
   const arch::lane_mask failing = arch::ballot(group, failed);
   if (failed) {
-    result = allocate_elsewhere(h, t, own, failing, rounds);
-    if (result == nullptr) result = allocate_direct(h, t);
-    const arch::lane_mask out = arch::ballot(failing, result == nullptr);
-    if (result == nullptr && arch::lane_id() == arch::lowest_bit(out)) record_failed_allocations(h, t, arch::popc(out));
+    // Twice: a stock that skipped a stale full generation (skip_stale_full) or prepared a good
+    // one meanwhile serves the second time round.
+    arch::lane_mask left = failing;
+    for (int attempt = 0;; ++attempt) {
+      if (attempt > 0) result = take_from_stock(h, t, t * h.stocks_per_type + own, left, failed, rounds);
+      const arch::lane_mask elsewhere = arch::ballot(left, result == nullptr);
+      if (result == nullptr) {
+        result = allocate_elsewhere(h, t, own, elsewhere, rounds);
+        if (result == nullptr) result = allocate_direct(h, t);
+      }
+      const arch::lane_mask out = arch::ballot(left, result == nullptr);
+      if (result != nullptr) break;
+      if (attempt == 1) {
+        if (arch::lane_id() == arch::lowest_bit(out)) record_failed_allocations(h, t, arch::popc(out));
+        break;
+      }
+      left = out;
+    }
   }
   SHOAL_ALLOCATOR_PROBES(rounds, result != nullptr);
   return result;
