@@ -1033,7 +1033,10 @@ TEST(Stock, DoAllRightAfterBirthsSkipsReservedSlots) {
   SHOAL_REQUIRE_DEVICE();
   oversubscribe threads;
   const std::uint64_t n = scale_down > 1 ? 3001 : scaled(30011, 1499);
-  PondRuntime rt(PondRuntime::bytes_for<Fry, Roe, Kelp>(4 * n, 4 * n, 4 * n));
+  // Room to spare: after each wait every processor's stock may leave a part-full block of each
+  // class, which the other classes cannot use (an exact fit ran out of room on the H100).
+  const std::uint64_t room = 8 * n + 2 * 64 * processors();
+  PondRuntime rt(PondRuntime::bytes_for<Fry, Roe, Kelp>(room, room, room));
   arch::device_buffer<void*> obj(4 * classes * n);
   obj.zero();
   arch::device_buffer<tally> tb(1);
