@@ -200,9 +200,11 @@ SHOAL_DEVICE SHOAL_NOINLINE inline void hand_back_foreign(const heap_view& h, st
 // cannot fail); consecutive ranges of indices are generations, published in a ring, each standing
 // for slots reserved ahead: the holes of a few blocks (all free slots of a block taken with one
 // exchange), a run of fresh blocks, or both (the holes first). The lane whose index is the middle
-// of generation g prepares g + 1 at once, so generations are published before they are needed. Reservations that no
-// request took go back after the launch (flush_if_used, in a kernel of its own), so between
-// launches the heap is exact: counts, do-alls, checkpoints and verify() never see a reserved slot.
+// of generation g prepares g + 1 at once, so generations are published before they are needed.
+// Stocks keep what they reserved from launch to launch: a reserved slot is neither free nor live
+// (heap_view::live), so no do-all visits it. Reservations that no request took go back at the
+// runtime's next wait or read of the heap (runtime::settle_stocks: flush_if_used, in a kernel of
+// its own), after which counts, checkpoints and verify() see an exact heap.
 
 /// Fields of stock_generation::head.
 enum class generation_kind : std::uint32_t { empty = 0, holes = 1, fresh = 2, full = 3 };
@@ -455,7 +457,7 @@ SHOAL_DEVICE SHOAL_NOINLINE inline void prepare_generation(const heap_view& h, s
   for (arch::spin_watch w; arch::load_relaxed(s.done[g % stock_ring]) != readers;)
     arch::spin_wait(w, "prepare_generation: readers of the entry's previous generation");
   arch::store_relaxed(s.done[g % stock_ring], 0ull);
-  arch::store_relaxed(s.dirty, 1u);  // the flush after the launch looks at this stock
+  arch::store_relaxed(s.dirty, 1u);  // the next settle looks at this stock
 
   walk_rng rng = walk_rng::for_this_lane(static_cast<std::uint64_t>(g) * 0x2545F4914F6CDD1Dull + id);
   const std::uint32_t run = arch::load_relaxed(s.fresh_run);
