@@ -20,8 +20,9 @@
 #include "shoal/heap/heap_view.hpp"
 
 /// Probe counting for benchmarks (bench/alloc_probe_bench.cpp defines it before including
-/// Shoal): called by every lane leaving allocate() with the rounds it took part in — leader
-/// steps it waited for plus walk rounds it searched in — and whether it got a slot. Empty by
+/// Shoal): called by every lane leaving allocate() with the rounds it took part in — its passes
+/// over a stock's published generations, one more for each wait for a generation to be published
+/// and for each other stock it tried — and whether it got a slot. Empty by
 /// default, so the round counter compiles away.
 #ifndef SHOAL_ALLOCATOR_PROBES
 #define SHOAL_ALLOCATOR_PROBES(rounds, served) ((void)(rounds), (void)(served))
