@@ -205,8 +205,9 @@ inline void spin_pause() { std::this_thread::yield(); }
 /// in SHOAL_SPIN_WATCHDOG builds reports the place and traps after 2^22 pauses (seconds), so a
 /// protocol bug shows up as one line naming the loop instead of a hang.
 struct spin_watch {
-  std::uint32_t pauses = 0;
+  std::uint32_t pauses = 0;  ///< pauses so far (counted only in SHOAL_SPIN_WATCHDOG builds)
 };
+/// One pause of a waiting loop (see spin_watch); `where` names the loop in the watchdog's report.
 SHOAL_DEVICE SHOAL_FORCEINLINE void spin_wait(spin_watch& watch, const char* where) {
   spin_pause();
 #if defined(SHOAL_SPIN_WATCHDOG)
