@@ -595,17 +595,23 @@ void churn_one_block(PondRuntime& rt, std::uint64_t n, int steps, ledger_view l,
   });
 }
 
-/// Test 6: n objects of class `kind`, ids first_id .., into obj[id]; made by every thread of the
-/// launch (full warps) or by lane 0 of each warp of a launch 32 times as large.
-void make_pattern(PondRuntime& rt, int kind, bool one_lane_per_warp, std::uint64_t n, unsigned long long first_id,
-                  void** obj, tally* t) {
-  const std::uint64_t threads = one_lane_per_warp ? 32 * n : n;
-  rt.launch(threads, [=] SHOAL_DEVICE(std::size_t i) {
+/// n objects of class `kind`, ids first_id .., into obj[id], launched without a wait: made by
+/// every thread of the launch (full warps) or by lane 0 of each warp of a launch 32 times as large.
+void make_async(PondRuntime& rt, int kind, bool one_lane_per_warp, std::uint64_t n, unsigned long long first_id,
+                void** obj, tally* t) {
+  rt.launch_async(one_lane_per_warp ? 32 * n : n, [=] SHOAL_DEVICE(std::size_t i) {
     if (one_lane_per_warp && i % 32 != 0) return;
     const unsigned long long id = first_id + (one_lane_per_warp ? i / 32 : i);
     obj[id] = make_kind(kind, id);
     arch::fetch_add(obj[id] != nullptr ? t->made : t->failed, 1ull);
   });
+}
+
+/// Test 6: make_async, then a wait.
+void make_pattern(PondRuntime& rt, int kind, bool one_lane_per_warp, std::uint64_t n, unsigned long long first_id,
+                  void** obj, tally* t) {
+  make_async(rt, kind, one_lane_per_warp, n, first_id, obj, t);
+  rt.synchronize();
 }
 
 // ---- The tests ----
@@ -1019,16 +1025,6 @@ TEST(Stock, StocksEmptyOnceSettled) {
 // first left in the stocks), then do-alls right after them. The do-alls must visit exactly the
 // objects, never a slot that a stock holds in reserve (neither free nor live), and such slots
 // must really be there when they run, or the test proves nothing.
-void make_async(PondRuntime& rt, int kind, bool one_lane_per_warp, std::uint64_t n, unsigned long long first_id,
-                void** obj, tally* t) {
-  rt.launch_async(one_lane_per_warp ? 32 * n : n, [=] SHOAL_DEVICE(std::size_t i) {
-    if (one_lane_per_warp && i % 32 != 0) return;
-    const unsigned long long id = first_id + (one_lane_per_warp ? i / 32 : i);
-    obj[id] = make_kind(kind, id);
-    arch::fetch_add(obj[id] != nullptr ? t->made : t->failed, 1ull);
-  });
-}
-
 TEST(Stock, DoAllRightAfterBirthsSkipsReservedSlots) {
   SHOAL_REQUIRE_DEVICE();
   oversubscribe threads;
