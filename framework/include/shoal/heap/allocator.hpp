@@ -462,22 +462,19 @@ SHOAL_DEVICE SHOAL_NOINLINE inline void prepare_generation(const heap_view& h, s
 
   walk_rng rng = walk_rng::for_this_lane(static_cast<std::uint64_t>(g) * 0x2545F4914F6CDD1Dull + id);
   const std::uint32_t run = arch::load_relaxed(s.fresh_run);
-  // Requests of other groups (warps) already waiting for g: a burst of births, for which a fresh
-  // run that goes with sparse holes keeps doubling. The preparer's own group (indices below
-  // group_end) does not count.
+  // Requests of other groups (warps) already waiting for g: a burst of births, which small
+  // generations of scattered holes would serve one prepare (a random walk and two round trips to
+  // the L2) at a time. The preparer's own group (indices below group_end) does not count.
   const std::uint32_t mine = static_cast<std::int32_t>(group_end - start) > 0 ? group_end : start;
   const bool busy = static_cast<std::int32_t>(arch::load_relaxed(s.next) - mine) > 0;
   reservation r;
   std::uint32_t unsure = 0;
   for (std::uint32_t round = 0;; ++round) {
-    // Holes worth a generation of their own; failing that, the holes that the second probe finds
-    // go with a fresh run (its record last), and alone only when no free block is left. Sparse
-    // holes alone made generations of a few slots: after a dense start (parallel_new) a do-all
-    // whose objects are born and die at 10% ran one prepare (a random walk and two round trips to
-    // the L2) per handful of births, a serial chain that its births waited on (H100: 13.6× the
-    // same do-all without allocation).
+    // Any holes while few requests wait for this generation, or when no free block is left.
+    // While more than a warp's worth wait (`busy`), only holes worth a generation of their own;
+    // failing that, the holes that the second probe finds go with a fresh run (its record last).
     const bool no_free = h.free_blocks().empty();
-    const bool mix = !no_free;
+    const bool mix = busy && !no_free;
     for (int probe = 0; probe < (mix ? 2 : 4) && r.holes == 0 && !h.active(t).empty(); ++probe)
       take_holes(h, t, rng, !mix || probe == 1, mix ? stock_hole_blocks - 1 : stock_hole_blocks, r);
     if (r.holes > 0 && !(r.sparse && mix)) break;
@@ -495,12 +492,9 @@ SHOAL_DEVICE SHOAL_NOINLINE inline void prepare_generation(const heap_view& h, s
     }
     arch::spin_pause();
   }
-  // The next fresh run doubles while the stock keeps opening blocks without finding holes, or
-  // under a burst of births (`busy`), and starts small again once it finds holes: a model whose
-  // agents leave a few at a time gets its holes back one generation after another, each with
-  // one fresh block, rather than a heap that grows by ever longer runs.
-  const bool grow = r.kind == generation_kind::fresh && (r.holes == 0 || busy);
-  const std::uint32_t next_run = grow ? (run * 2 < max_fresh_run ? run * 2 : max_fresh_run) : 1u;
+  // The next fresh run doubles while the stock keeps opening blocks and starts small again
+  // once it finds holes.
+  const std::uint32_t next_run = r.kind == generation_kind::fresh ? (run * 2 < max_fresh_run ? run * 2 : max_fresh_run) : 1u;
   arch::store_relaxed(s.fresh_run, next_run);
 
   // Publish: the records and the prefix, then the head (release). Holes first, then the run.
