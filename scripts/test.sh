@@ -94,7 +94,7 @@ build_downstream() {
 # ---------------------------------------------------------------------------------------------
 begin_step packages
 shoal_section "packages"
-shoal_ensure_packages "${SHOAL_PACKAGES[@]}"
+shoal_ensure_packages "${SHOAL_PACKAGES[@]}" "${SHOAL_MPI_PACKAGES[@]}"
 echo "cmake $(cmake --version | sed -n '1s/cmake version //p'), ninja $(ninja --version)," \
   "$(g++ --version | head -n1), $(nproc) cores${CI:+, CI=$CI}"
 end_step

@@ -10,7 +10,11 @@
 # xvfb, xauth: the window's test runs under a virtual X server (xvfb-run). The build works without
 # these, so a machine that cannot install them (offline) only gets a warning.
 # python3-matplotlib: bench/plot.py's charts (the benchmarks and their tables do without).
+# libopenmpi-dev, openmpi-bin: the distributed layer's tests (shoal/dist/, ctest label mpi, run
+# with mpiexec -n 1..4); without MPI they are not built.
 SHOAL_OPTIONAL_PACKAGES=(libsdl2-dev libstb-dev zlib1g-dev xvfb xauth python3-matplotlib)
+# Only the tests want MPI (scripts/test.sh installs these too; the demo does not).
+SHOAL_MPI_PACKAGES=(libopenmpi-dev openmpi-bin)
 SHOAL_PACKAGES=(cmake ninja-build g++ libgtest-dev libbenchmark-dev libcli11-dev librandom123-dev python3
                 "${SHOAL_OPTIONAL_PACKAGES[@]}")
 SHOAL_MIN_CMAKE=3.25
@@ -37,7 +41,7 @@ shoal_ensure_packages() {
       echo "packages: installing ${missing[*]}"
       local required=() optional=()
       for p in "${missing[@]}"; do
-        if [[ " ${SHOAL_OPTIONAL_PACKAGES[*]} " == *" $p "* ]]; then optional+=("$p"); else required+=("$p"); fi
+        if [[ " ${SHOAL_OPTIONAL_PACKAGES[*]} ${SHOAL_MPI_PACKAGES[*]} " == *" $p "* ]]; then optional+=("$p"); else required+=("$p"); fi
       done
       local sudo=()
       if ((EUID != 0)); then

@@ -1,0 +1,139 @@
+#pragma once
+/// @file
+/// Agent migration between ranks: every object of class T whose destination (a rule of its
+/// fields) is another rank is read field by field, destroyed here, sent, and made again on its
+/// destination with the same field values. The packing follows T's field list (as the checkpoint
+/// code does): no per-class code.
+///
+///   // Walkers belong to the rank of their row band.
+///   const auto moved = shoal::dist::migrate<Walker>(rt, ctx, [&](const auto& rows, std::size_t i) {
+///     return static_cast<int>(rows.template get<&Walker::y>()[i] * ctx.size() / height);
+///   });
+///
+/// The rows go through the host (runtime::download and runtime::upload): a first transport, correct
+/// for any rank count, not yet the staged device-to-device one. Classes with pointer fields are
+/// refused at compile time (a pointer means nothing on another rank), and so are objects of
+/// subclasses of T, which it would cut down to T: only objects whose class is exactly T move.
+
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <string>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include "shoal/arch/error.hpp"
+#include "shoal/arch/memory.hpp"
+#include "shoal/dist/context.hpp"
+#include "shoal/runtime/agent_columns.hpp"
+#include "shoal/runtime/runtime.hpp"
+
+namespace shoal::dist {
+
+/// What one migrate() did on this rank.
+struct migrate_stats {
+  std::uint64_t sent = 0;      ///< objects that left this rank
+  std::uint64_t received = 0;  ///< objects made here from other ranks
+};
+
+namespace detail {
+
+template <class T, std::size_t K = 0>
+constexpr bool no_pointer_fields() {
+  if constexpr (K == shoal::detail::all_fields_t<T>::size) {
+    return true;
+  } else {
+    using element = typename shoal::detail::field_at<T, K>::element;
+    return !std::is_pointer_v<element> && std::is_trivially_copyable_v<element> && no_pointer_fields<T, K + 1>();
+  }
+}
+
+/// Appends row i of `rows` to `out`, field by field.
+template <class T, std::size_t K = 0>
+void pack_row(const agent_columns<T>& rows, std::size_t i, std::vector<std::byte>& out) {
+  if constexpr (K < agent_columns<T>::field_count) {
+    const auto& value = rows.template column<K>()[i];
+    const auto* bytes = reinterpret_cast<const std::byte*>(&value);
+    out.insert(out.end(), bytes, bytes + sizeof value);
+    pack_row<T, K + 1>(rows, i, out);
+  }
+}
+
+/// The bytes of one packed row.
+template <class T, std::size_t K = 0>
+constexpr std::size_t row_bytes() {
+  if constexpr (K == agent_columns<T>::field_count) {
+    return 0;
+  } else {
+    return sizeof(typename agent_columns<T>::template column_type<K>::value_type) + row_bytes<T, K + 1>();
+  }
+}
+
+/// Reads row i of `rows` from `in` (row_bytes<T>() bytes).
+template <class T, std::size_t K = 0>
+void unpack_row(const std::byte* in, agent_columns<T>& rows, std::size_t i) {
+  if constexpr (K < agent_columns<T>::field_count) {
+    auto& value = rows.template column<K>()[i];
+    std::memcpy(&value, in, sizeof value);
+    unpack_row<T, K + 1>(in + sizeof value, rows, i);
+  }
+}
+
+}  // namespace detail
+
+/// Moves every object of class T (exactly T) whose `destination(rows, i)` is another rank there:
+/// `rows` are this rank's objects of T as runtime::download<T>() reads them, and the destination
+/// must lie in [0, ctx.size()). A collective call: every rank calls it, with the same T. Throws
+/// shoal::error on every rank, before anything moves, if any rank's rule gave a rank out of range;
+/// out_of_memory naming T if the receiving heap cannot hold the newcomers. Waits for the device.
+template <class T, class Heap, class Destination>
+migrate_stats migrate(runtime<Heap>& rt, const context& ctx, Destination destination) {
+  static_assert(detail::no_pointer_fields<T>(),
+                "shoal::dist::migrate: a class with pointer fields cannot move to another rank (the "
+                "pointers would mean nothing there); keep such links in a grid or by id");
+  constexpr std::uint32_t type = Heap::template type_id<T>;
+
+  const agent_columns<T> rows = rt.template download<T>();
+  const int ranks = ctx.size();
+  std::vector<std::vector<std::byte>> to(static_cast<std::size_t>(ranks));
+  std::vector<T*> leaving;
+  std::string bad;
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    if (shoal::detail::type_of(shoal::detail::bits_of(rows.objects()[i])) != type) continue;  // a subclass
+    const int d = destination(rows, i);
+    if (d < 0 || d >= ranks) {
+      if (bad.empty())
+        bad = "object " + std::to_string(i) + " of rank " + std::to_string(ctx.rank()) + " has destination " +
+              std::to_string(d) + ", outside 0.." + std::to_string(ranks - 1);
+      continue;
+    }
+    if (d == ctx.rank()) continue;
+    detail::pack_row(rows, i, to[static_cast<std::size_t>(d)]);
+    leaving.push_back(rows.objects()[i]);
+  }
+  // Every rank learns whether one of them failed before anyone destroys or sends a thing.
+  if (ctx.any(!bad.empty()))
+    throw error("shoal::dist::migrate<" + std::string(shoal::detail::type_name<T>()) + ">: " +
+                (bad.empty() ? "another rank's destination rule gave a rank out of range" : bad));
+
+  if (!leaving.empty()) {
+    arch::device_buffer<T*> gone(leaving.size());
+    gone.upload(leaving);
+    T** p = gone.data();
+    rt.launch(leaving.size(), [=] SHOAL_DEVICE(std::size_t i) { destroy(p[i]); });
+  }
+  const auto from = ctx.exchange(to);
+
+  constexpr std::size_t bytes = detail::row_bytes<T>();
+  std::size_t arriving = 0;
+  for (const auto& message : from) arriving += message.size() / bytes;
+  agent_columns<T> newcomers(arriving);
+  std::size_t row = 0;
+  for (const auto& message : from)
+    for (std::size_t at = 0; at + bytes <= message.size(); at += bytes) detail::unpack_row(message.data() + at, newcomers, row++);
+  if (arriving != 0) rt.upload(newcomers);
+  return {leaving.size(), arriving};
+}
+
+}  // namespace shoal::dist

@@ -1,0 +1,174 @@
+// The distributed layer (shoal/dist/) under mpiexec with 1 to 4 ranks (ctest dist_np1..4): every
+// rank runs every test; a test's checks are made on every rank, and the binary fails if any rank
+// failed. Collective calls are never skipped by a failing check (EXPECT, not ASSERT), so that a
+// failure on one rank cannot leave the others waiting.
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "shoal/dist/context.hpp"
+#include "shoal/dist/migrate.hpp"
+#include "shoal/shoal.hpp"
+
+namespace shoal::test {
+
+dist::context* ctx = nullptr;
+
+class Walker;
+class Rock;
+using Field = shoal::heap<Walker, Rock>;
+
+/// Moves between ranks: `home` is the rank it belongs to.
+class Walker : public object<Field, Walker> {
+ public:
+  SHOAL_FIELDS(Walker, (unsigned long long, id), (int, home), (float, weight))
+};
+/// Never moves: another class in the same heap, left as it was.
+class Rock : public object<Field, Rock> {
+ public:
+  SHOAL_FIELDS(Rock, (unsigned long long, id))
+};
+
+namespace {
+
+using Runtime = runtime<Field>;
+
+std::uint64_t walkers_of(int rank) { return 1000 + 37 * static_cast<std::uint64_t>(rank); }
+unsigned long long id_of(int rank, std::uint64_t i) { return static_cast<unsigned long long>(rank) * 1000000ull + i; }
+int home_of(unsigned long long id, int ranks) { return static_cast<int>((id * 7 + 3) % static_cast<unsigned long long>(ranks)); }
+float weight_of(unsigned long long id) { return static_cast<float>(id % 4096) * 0.5f; }
+
+/// This rank's walkers (ids id_of(rank, i)) and `rocks` rocks, uploaded into `rt`.
+void populate(Runtime& rt, int rank, int ranks, std::uint64_t rocks) {
+  std::vector<unsigned long long> ids;
+  std::vector<int> homes;
+  std::vector<float> weights;
+  for (std::uint64_t i = 0; i < walkers_of(rank); ++i) {
+    ids.push_back(id_of(rank, i));
+    homes.push_back(home_of(ids.back(), ranks));
+    weights.push_back(weight_of(ids.back()));
+  }
+  rt.upload(agent_columns<Walker>(ids, homes, weights));
+  std::vector<unsigned long long> rock_ids(rocks, 42);
+  rt.upload(agent_columns<Rock>(rock_ids));
+}
+
+TEST(Context, RanksSumsAndBroadcast) {
+  const int n = ctx->size(), me = ctx->rank();
+  EXPECT_GE(n, 1);
+  EXPECT_TRUE(me >= 0 && me < n);
+  EXPECT_EQ(ctx->root(), me == 0);
+  EXPECT_EQ(ctx->sum(std::uint64_t{1}), static_cast<std::uint64_t>(n));
+  EXPECT_EQ(ctx->sum(static_cast<std::uint64_t>(me)), static_cast<std::uint64_t>(n) * (n - 1) / 2);
+  const auto v = ctx->sum(std::vector<std::uint64_t>{1, static_cast<std::uint64_t>(me), 1000});
+  EXPECT_EQ(v, (std::vector<std::uint64_t>{static_cast<std::uint64_t>(n), static_cast<std::uint64_t>(n) * (n - 1) / 2,
+                                           1000 * static_cast<std::uint64_t>(n)}));
+  EXPECT_TRUE(ctx->any(me == n - 1));
+  EXPECT_FALSE(ctx->any(false));
+  std::vector<std::byte> message;
+  const std::string text = "from the root";
+  if (ctx->root())
+    for (char c : text) message.push_back(static_cast<std::byte>(c));
+  ctx->broadcast(message);
+  EXPECT_EQ(std::string(reinterpret_cast<const char*>(message.data()), message.size()), text);
+}
+
+TEST(Context, ExchangeDeliversEachMessageToItsRankOnly) {
+  const int n = ctx->size(), me = ctx->rank();
+  // To rank r: (me + 2r) % 5 bytes, each me * 16 + r (some messages empty, the own one included).
+  std::vector<std::vector<std::byte>> to(static_cast<std::size_t>(n));
+  for (int r = 0; r < n; ++r) to[r].assign(static_cast<std::size_t>((me + 2 * r) % 5), static_cast<std::byte>(me * 16 + r));
+  const auto from = ctx->exchange(to);
+  ASSERT_EQ(from.size(), static_cast<std::size_t>(n));  // local: no collective follows
+  for (int s = 0; s < n; ++s) {
+    EXPECT_EQ(from[s].size(), static_cast<std::size_t>((s + 2 * me) % 5)) << "from rank " << s;
+    for (const std::byte b : from[s]) EXPECT_EQ(b, static_cast<std::byte>(s * 16 + me)) << "from rank " << s;
+  }
+  // A wrong number of messages is refused before any communication, on the rank that made it.
+  EXPECT_THROW((void)ctx->exchange(std::vector<std::vector<std::byte>>(static_cast<std::size_t>(n) + 1)), error);
+}
+
+TEST(Migrate, ObjectsMoveToTheRankTheirFieldNamesWithEveryField) {
+  const int n = ctx->size(), me = ctx->rank();
+  Runtime rt(Runtime::bytes_for<Walker, Rock>(8 * walkers_of(n), 100));
+  populate(rt, me, n, 7);
+  const dist::migrate_stats moved =
+      dist::migrate<Walker>(rt, *ctx, [](const agent_columns<Walker>& rows, std::size_t i) {
+        return rows.get<&Walker::home>()[i];
+      });
+  // What should have moved, from the ids alone.
+  std::uint64_t leave = 0, arrive = 0, total = 0;
+  for (int r = 0; r < n; ++r)
+    for (std::uint64_t i = 0; i < walkers_of(r); ++i) {
+      const int home = home_of(id_of(r, i), n);
+      ++total;
+      if (r == me && home != me) ++leave;
+      if (r != me && home == me) ++arrive;
+    }
+  EXPECT_EQ(moved.sent, leave);
+  EXPECT_EQ(moved.received, arrive);
+  const auto here = rt.download<Walker>();
+  EXPECT_EQ(here.size(), walkers_of(me) - leave + arrive);
+  std::set<unsigned long long> ids;
+  unsigned long long id_sum = 0;
+  for (std::size_t i = 0; i < here.size(); ++i) {
+    const unsigned long long id = here.get<&Walker::id>()[i];
+    EXPECT_EQ(here.get<&Walker::home>()[i], me) << "walker " << id;
+    EXPECT_EQ(here.get<&Walker::weight>()[i], weight_of(id)) << "walker " << id;
+    EXPECT_TRUE(ids.insert(id).second) << "walker " << id << " twice";
+    id_sum += id;
+  }
+  // Nothing lost or doubled over all ranks.
+  unsigned long long want_sum = 0;
+  for (int r = 0; r < n; ++r)
+    for (std::uint64_t i = 0; i < walkers_of(r); ++i) want_sum += id_of(r, i);
+  EXPECT_EQ(ctx->sum(static_cast<std::uint64_t>(here.size())), total);
+  EXPECT_EQ(ctx->sum(static_cast<std::uint64_t>(id_sum)), static_cast<std::uint64_t>(want_sum));
+  EXPECT_EQ(rt.download<Rock>().size(), 7u) << "another class moved";
+  EXPECT_EQ(rt.verify(), "");
+  // A second migration finds everyone home: nothing moves.
+  const auto again = dist::migrate<Walker>(rt, *ctx, [](const agent_columns<Walker>& rows, std::size_t i) {
+    return rows.get<&Walker::home>()[i];
+  });
+  EXPECT_EQ(again.sent, 0u);
+  EXPECT_EQ(again.received, 0u);
+}
+
+TEST(Migrate, ARankOutOfRangeOnOneRankStopsEveryRankBeforeAnythingMoves) {
+  const int n = ctx->size(), me = ctx->rank();
+  Runtime rt(Runtime::bytes_for<Walker, Rock>(8 * walkers_of(n), 100));
+  populate(rt, me, n, 0);
+  // The last rank's rule sends its first walker to a rank that does not exist.
+  const auto rule = [n, me](const agent_columns<Walker>& rows, std::size_t i) {
+    return me == n - 1 && i == 0 ? n : rows.get<&Walker::home>()[i];
+  };
+  try {
+    (void)dist::migrate<Walker>(rt, *ctx, rule);
+    ADD_FAILURE() << "rank " << me << ": no error";
+  } catch (const error& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("migrate<"), std::string::npos) << what;
+    if (me == n - 1) EXPECT_NE(what.find("destination " + std::to_string(n)), std::string::npos) << what;
+  }
+  EXPECT_EQ(rt.download<Walker>().size(), walkers_of(me)) << "objects moved or were destroyed";
+  EXPECT_EQ(rt.verify(), "");
+}
+
+}  // namespace
+}  // namespace shoal::test
+
+int main(int argc, char** argv) {
+  shoal::dist::context context(&argc, &argv);
+  shoal::test::ctx = &context;
+  testing::InitGoogleTest(&argc, argv);
+  // Rank 0 prints the results; the others only their failures.
+  if (!context.root()) {
+    auto& listeners = testing::UnitTest::GetInstance()->listeners();
+    delete listeners.Release(listeners.default_result_printer());
+  }
+  const int failed = RUN_ALL_TESTS();
+  return context.any(failed != 0) ? 1 : 0;
+}
