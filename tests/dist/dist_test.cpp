@@ -4,11 +4,17 @@
 // failure on one rank cannot leave the others waiting.
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
+#include <algorithm>
 #include <cstdint>
+#include <cstring>
+#include <filesystem>
 #include <set>
 #include <string>
 #include <vector>
 
+#include "shoal/dist/checkpoint.hpp"
 #include "shoal/dist/context.hpp"
 #include "shoal/dist/migrate.hpp"
 #include "shoal/shoal.hpp"
@@ -155,6 +161,97 @@ TEST(Migrate, ARankOutOfRangeOnOneRankStopsEveryRankBeforeAnythingMoves) {
   }
   EXPECT_EQ(rt.download<Walker>().size(), walkers_of(me)) << "objects moved or were destroyed";
   EXPECT_EQ(rt.verify(), "");
+}
+
+/// A fresh directory that every rank names the same (rank 0's process id), made by rank 0.
+std::filesystem::path shared_directory(const std::string& name) {
+  std::vector<std::byte> pid(sizeof(int));
+  const int mine = static_cast<int>(::getpid());
+  if (ctx->root()) std::memcpy(pid.data(), &mine, sizeof mine);
+  ctx->broadcast(pid);
+  int root_pid = 0;
+  std::memcpy(&root_pid, pid.data(), sizeof root_pid);
+  const auto dir = std::filesystem::temp_directory_path() / ("shoal_dist_" + name + "_" + std::to_string(root_pid));
+  if (ctx->root()) std::filesystem::create_directories(dir);
+  ctx->barrier();
+  return dir;
+}
+
+std::vector<unsigned long long> sorted_ids(Runtime& rt) {
+  auto ids = rt.download<Walker>().get<&Walker::id>();
+  std::sort(ids.begin(), ids.end());
+  return ids;
+}
+
+TEST(DistCheckpoint, EveryRankResumesItsOwnPart) {
+  const int n = ctx->size(), me = ctx->rank();
+  const auto dir = shared_directory("resume");
+  const std::string path = (dir / "run.ckpt").string();
+  Runtime rt(Runtime::bytes_for<Walker, Rock>(8 * walkers_of(n), 100));
+  populate(rt, me, n, 3);
+  const std::string note = "rank " + std::to_string(me);
+  std::vector<std::byte> blob(note.size());
+  std::memcpy(blob.data(), note.data(), note.size());
+  dist::save(rt, *ctx, path, blob);
+  EXPECT_TRUE(std::filesystem::exists(dist::rank_path(path, me, n)));
+  std::vector<std::byte> back;
+  Runtime again = dist::load<Field>(*ctx, path, &back);
+  EXPECT_EQ(sorted_ids(again), sorted_ids(rt));
+  EXPECT_EQ(again.download<Rock>().size(), 3u);
+  EXPECT_EQ(std::string(reinterpret_cast<const char*>(back.data()), back.size()), note);
+  ctx->barrier();
+  if (ctx->root()) std::filesystem::remove_all(dir);
+}
+
+TEST(DistCheckpoint, AnotherRankCountOrMixedSavesAreRefusedOnEveryRank) {
+  const int n = ctx->size(), me = ctx->rank();
+  const auto dir = shared_directory("refuse");
+  const std::string path = (dir / "run.ckpt").string(), other = (dir / "other.ckpt").string();
+  Runtime rt(Runtime::bytes_for<Walker, Rock>(8 * walkers_of(n), 100));
+  populate(rt, me, n, 0);
+  dist::save(rt, *ctx, path, {});
+  // A checkpoint that looks written by n + 1 ranks: its rank 0 file only.
+  if (ctx->root()) std::filesystem::copy_file(dist::rank_path(path, 0, n), dist::rank_path(other, 0, n + 1));
+  ctx->barrier();
+  try {
+    (void)dist::load<Field>(*ctx, other);
+    ADD_FAILURE() << "rank " << me << ": resumed a checkpoint of " << n + 1 << " ranks";
+  } catch (const checkpoint_error& e) {
+    EXPECT_NE(std::string(e.what()).find("written by " + std::to_string(n + 1) + " ranks, and this run has " + std::to_string(n)),
+              std::string::npos)
+        << e.what();
+  }
+  ctx->barrier();
+  if (ctx->root()) std::filesystem::remove(dist::rank_path(other, 0, n + 1));
+  // Parts of two saves: rank 0's file of a second save among the first save's other files.
+  dist::save(rt, *ctx, other, {});
+  if (ctx->root())
+    std::filesystem::copy_file(dist::rank_path(other, 0, n), dist::rank_path(path, 0, n),
+                               std::filesystem::copy_options::overwrite_existing);
+  ctx->barrier();
+  if (n > 1) {
+    try {
+      (void)dist::load<Field>(*ctx, path);
+      ADD_FAILURE() << "rank " << me << ": resumed parts of two saves";
+    } catch (const checkpoint_error& e) {
+      EXPECT_NE(std::string(e.what()).find("different saves"), std::string::npos) << e.what();
+    }
+  }
+  // A missing part: every rank refuses, the one without its file says which.
+  ctx->barrier();
+  if (me == n - 1) std::filesystem::remove(dist::rank_path(other, me, n));
+  ctx->barrier();
+  try {
+    (void)dist::load<Field>(*ctx, other);
+    ADD_FAILURE() << "rank " << me << ": resumed without a part";
+  } catch (const checkpoint_error& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find(me == n - 1 ? "no such checkpoint file" : "another rank could not save or load its part"),
+              std::string::npos)
+        << what;
+  }
+  ctx->barrier();
+  if (ctx->root()) std::filesystem::remove_all(dir);
 }
 
 }  // namespace
