@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "shoal/dist/band.hpp"
 #include "shoal/dist/checkpoint.hpp"
 #include "shoal/dist/context.hpp"
 #include "shoal/dist/migrate.hpp"
@@ -252,6 +253,43 @@ TEST(DistCheckpoint, AnotherRankCountOrMixedSavesAreRefusedOnEveryRank) {
   }
   ctx->barrier();
   if (ctx->root()) std::filesystem::remove_all(dir);
+}
+
+/// Every local row of a band after fill_halo: own rows and halos hold their grid cells' values
+/// (y × width + x), halo rows past a bounded edge the untouched sentinel.
+void check_band(bool torus) {
+  const int n = ctx->size();
+  const std::uint32_t width = 13, height = 5 * static_cast<std::uint32_t>(n) + 3, halo = 2;
+  const auto b = dist::band::of(*ctx, width, height, halo, torus);
+  EXPECT_EQ(ctx->sum(std::uint64_t{b.rows}), height);
+  for (std::uint32_t y = 0; y < height; ++y) {
+    const int r = b.rank_of_row(y);
+    EXPECT_TRUE(b.start(r) <= y && y < b.start(r + 1)) << "row " << y;
+  }
+  constexpr unsigned long long sentinel = ~0ull;
+  std::vector<unsigned long long> local(b.local_cells(), sentinel);
+  for (std::uint32_t y = b.first_row; y < b.first_row + b.rows; ++y)
+    for (std::uint32_t x = 0; x < width; ++x) local[b.local_cell(x, y)] = std::uint64_t{y} * width + x;
+  arch::device_buffer<unsigned long long> cells(local.size());
+  cells.upload(local);
+  dist::fill_halo(*ctx, b, cells.data());
+  const auto got = cells.download();
+  for (std::uint32_t lr = 0; lr < b.rows + 2 * halo; ++lr) {
+    std::int64_t gy = static_cast<std::int64_t>(b.first_row) - halo + lr;
+    const bool outside = gy < 0 || gy >= static_cast<std::int64_t>(height);
+    if (torus) gy = (gy + height) % height;
+    for (std::uint32_t x = 0; x < width; ++x) {
+      const unsigned long long want = !torus && outside ? sentinel : static_cast<unsigned long long>(gy) * width + x;
+      EXPECT_EQ(got[std::size_t{lr} * width + x], want) << (torus ? "torus" : "bounded") << ", local row " << lr << ", x " << x;
+    }
+  }
+}
+
+TEST(DistBand, HalosHoldTheNeighboursRowsOnATorusAndNothingPastABoundedEdge) {
+  check_band(true);
+  check_band(false);
+  // Bands thinner than the halo are refused on every rank (the same sizes give the same answer).
+  EXPECT_THROW((void)dist::band::of(*ctx, 4, static_cast<std::uint32_t>(ctx->size()), 2, true), error);
 }
 
 }  // namespace
