@@ -184,6 +184,26 @@ std::vector<unsigned long long> sorted_ids(Runtime& rt) {
   return ids;
 }
 
+TEST(Migrate, AFullReceivingHeapStopsEveryRank) {
+  const int n = ctx->size(), me = ctx->rank();
+  if (n == 1) GTEST_SKIP() << "one rank: nothing arrives";  // the same on every rank
+  // Rank 0's heap holds its own walkers and little more; everyone's go to it.
+  const std::uint64_t room = me == 0 ? walkers_of(0) + 64 : 8 * walkers_of(n);
+  Runtime rt(Runtime::bytes_for<Walker, Rock>(room, 1));
+  populate(rt, me, n, 0);
+  try {
+    (void)dist::migrate<Walker>(rt, *ctx, [](const agent_columns<Walker>&, std::size_t) { return 0; });
+    ADD_FAILURE() << "rank " << me << ": no error";
+  } catch (const out_of_memory& e) {
+    EXPECT_EQ(me, 0) << e.what();
+    EXPECT_NE(std::string(e.what()).find("Walker"), std::string::npos) << e.what();
+  } catch (const error& e) {
+    EXPECT_NE(me, 0) << e.what();
+    EXPECT_NE(std::string(e.what()).find("another rank could not make"), std::string::npos) << e.what();
+  }
+  ctx->barrier();  // every rank got here: none was left waiting
+}
+
 TEST(DistCheckpoint, EveryRankResumesItsOwnPart) {
   const int n = ctx->size(), me = ctx->rank();
   const auto dir = shared_directory("resume");

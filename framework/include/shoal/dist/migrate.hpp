@@ -18,6 +18,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <exception>
 #include <string>
 #include <type_traits>
 #include <utility>
@@ -85,8 +86,9 @@ void unpack_row(const std::byte* in, agent_columns<T>& rows, std::size_t i) {
 /// Moves every object of class T (exactly T) whose `destination(rows, i)` is another rank there:
 /// `rows` are this rank's objects of T as runtime::download<T>() reads them, and the destination
 /// must lie in [0, ctx.size()). A collective call: every rank calls it, with the same T. Throws
-/// shoal::error on every rank, before anything moves, if any rank's rule gave a rank out of range;
-/// out_of_memory naming T if the receiving heap cannot hold the newcomers. Waits for the device.
+/// shoal::error on every rank, before anything moves, if any rank's rule gave a rank out of range.
+/// If a receiving heap cannot hold its newcomers, that rank throws out_of_memory naming T and the
+/// others shoal::error (the objects sent to it are lost: the run cannot go on). Waits for the device.
 template <class T, class Heap, class Destination>
 migrate_stats migrate(runtime<Heap>& rt, const context& ctx, Destination destination) {
   static_assert(detail::no_pointer_fields<T>(),
@@ -132,7 +134,19 @@ migrate_stats migrate(runtime<Heap>& rt, const context& ctx, Destination destina
   std::size_t row = 0;
   for (const auto& message : from)
     for (std::size_t at = 0; at + bytes <= message.size(); at += bytes) detail::unpack_row(message.data() + at, newcomers, row++);
-  if (arriving != 0) rt.upload(newcomers);
+  // A rank whose heap cannot hold its newcomers says so to the others, which would otherwise wait
+  // for it in their next collective call.
+  std::exception_ptr failure;
+  try {
+    if (arriving != 0) rt.upload(newcomers);
+  } catch (const error&) {
+    failure = std::current_exception();
+  }
+  if (ctx.any(failure != nullptr)) {
+    if (failure != nullptr) std::rethrow_exception(failure);
+    throw error("shoal::dist::migrate<" + std::string(shoal::detail::type_name<T>()) +
+                ">: another rank could not make the objects it received");
+  }
   return {leaving.size(), arriving};
 }
 
