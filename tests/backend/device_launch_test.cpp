@@ -207,4 +207,21 @@ TEST(DeviceList, AGameOfLifeWithBirthsOverACandidateList) {
   EXPECT_EQ(rt.verify(), "");
 }
 
+// Choosing a GPU (one process per GPU in a distributed run): the count, and an ordinal out of
+// range refused without leaving an error behind for the next check.
+TEST(DeviceChoice, CountsTheGpusAndRefusesAnOrdinalOutOfRange) {
+  const int gpus = arch::device_count();
+#if defined(SHOAL_BACKEND_CUDA)
+  SHOAL_REQUIRE_DEVICE();
+  ASSERT_GE(gpus, 1);
+  EXPECT_THROW(arch::use_device(gpus), backend_error);
+  EXPECT_THROW(arch::use_device(-1), backend_error);
+  EXPECT_NO_THROW(arch::use_device(0));
+  EXPECT_NO_THROW(arch::synchronize()) << "a refused choice left an error behind";
+#else
+  EXPECT_EQ(gpus, 0);
+  EXPECT_THROW(arch::use_device(0), backend_error);
+#endif
+}
+
 }  // namespace shoal::test

@@ -73,6 +73,11 @@ TEST(Context, RanksSumsAndBroadcast) {
   const auto v = ctx->sum(std::vector<std::uint64_t>{1, static_cast<std::uint64_t>(me), 1000});
   EXPECT_EQ(v, (std::vector<std::uint64_t>{static_cast<std::uint64_t>(n), static_cast<std::uint64_t>(n) * (n - 1) / 2,
                                            1000 * static_cast<std::uint64_t>(n)}));
+  // One machine runs every rank of the tests.
+  EXPECT_EQ(ctx->local_size(), n);
+  EXPECT_TRUE(ctx->local_rank() >= 0 && ctx->local_rank() < n);
+  EXPECT_EQ(ctx->sum(std::uint64_t{ctx->local_rank() == 0 ? 1u : 0u}), 1u);
+  EXPECT_EQ(dist::use_local_device(*ctx), -1) << "the cpu backend has no GPU to choose";
   EXPECT_TRUE(ctx->any(me == n - 1));
   EXPECT_FALSE(ctx->any(false));
   std::vector<std::byte> message;

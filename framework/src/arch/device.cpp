@@ -1,5 +1,6 @@
 // Device discovery and error text for both backends.
 #include <sstream>
+#include <string>
 
 #include "shoal/arch/error.hpp"
 
@@ -76,6 +77,24 @@ void synchronize() {
 int cpu_threads() { return 1; }
 void set_cpu_threads(int) {}
 
+int device_count() {
+  int count = 0;
+  if (cudaGetDeviceCount(&count) != cudaSuccess) {
+    cudaGetLastError();  // not sticky, but later checks read the last error
+    return 0;
+  }
+  return count;
+}
+
+void use_device(int ordinal) {
+  // Checked first: a failed cudaSetDevice would leave its error for the next check to find.
+  const int count = device_count();
+  if (ordinal < 0 || ordinal >= count)
+    throw backend_error("use_device(" + std::to_string(ordinal) + "): this process sees " + std::to_string(count) +
+                        " GPU" + (count == 1 ? "" : "s"));
+  SHOAL_CUDA_CHECK(cudaSetDevice(ordinal));
+}
+
 #else  // cpu: cpu_threads() and set_cpu_threads() are in cpu_team.cpp
 
 const device_status& probe_device() {
@@ -94,6 +113,11 @@ const device_status& probe_device() {
 
 void require_device() {}
 void synchronize() {}
+
+int device_count() { return 0; }
+void use_device(int ordinal) {
+  throw backend_error("use_device(" + std::to_string(ordinal) + "): the cpu backend has no GPU to choose");
+}
 
 #endif
 

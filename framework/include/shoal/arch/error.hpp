@@ -48,6 +48,14 @@ const device_status& probe_device();
 /// Throws no_device_error with the one-line reason when the device is not usable.
 void require_device();
 
+/// GPUs this process can use: 0 on the cpu backend and where no usable driver is found.
+int device_count();
+/// Makes GPU `ordinal` (0 to device_count() - 1) the one this process uses, for runs with one
+/// process per GPU (dist::use_local_device picks it by the process's rank on its machine). Call
+/// it before anything touches the device: probe_device() describes the device that is current
+/// at its first call. Throws backend_error for an ordinal out of range (the cpu backend has none).
+void use_device(int ordinal);
+
 /// Waits for all device work and rethrows any asynchronous error as backend_error.
 void synchronize();
 

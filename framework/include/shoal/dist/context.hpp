@@ -42,6 +42,12 @@ class context {
     check(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN), "MPI_Comm_set_errhandler");
     check(MPI_Comm_rank(MPI_COMM_WORLD, &rank_), "MPI_Comm_rank");
     check(MPI_Comm_size(MPI_COMM_WORLD, &size_), "MPI_Comm_size");
+    // The ranks that share this machine (and its GPUs).
+    MPI_Comm machine = MPI_COMM_NULL;
+    check(MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, rank_, MPI_INFO_NULL, &machine), "MPI_Comm_split_type");
+    check(MPI_Comm_rank(machine, &local_rank_), "MPI_Comm_rank");
+    check(MPI_Comm_size(machine, &local_size_), "MPI_Comm_size");
+    check(MPI_Comm_free(&machine), "MPI_Comm_free");
   }
   context(const context&) = delete;
   context& operator=(const context&) = delete;
@@ -58,6 +64,10 @@ class context {
   int size() const { return size_; }
   /// Whether this is rank 0 (the one that writes the run's files and lines).
   bool root() const { return rank_ == 0; }
+  /// This process's rank among the ranks on its machine, 0 to local_size() - 1.
+  int local_rank() const { return local_rank_; }
+  /// The number of ranks on this process's machine.
+  int local_size() const { return local_size_; }
 
   /// The sum of `value` over every rank, on every rank.
   std::uint64_t sum(std::uint64_t value) const {
@@ -141,8 +151,20 @@ class context {
     return static_cast<int>(n);
   }
 
-  int rank_ = 0, size_ = 1;
+  int rank_ = 0, size_ = 1, local_rank_ = 0, local_size_ = 1;
   bool owns_ = false;
 };
+
+/// On the GPU backend, makes GPU local_rank() % arch::device_count() this process's: one rank per
+/// GPU when a machine runs as many ranks as it has GPUs (more ranks share them in turn). Call it
+/// before the first runtime. Returns the GPU chosen, or -1 where there is none to choose (the
+/// cpu backend).
+inline int use_local_device(const context& ctx) {
+  const int gpus = arch::device_count();
+  if (gpus == 0) return -1;
+  const int gpu = ctx.local_rank() % gpus;
+  arch::use_device(gpu);
+  return gpu;
+}
 
 }  // namespace shoal::dist
