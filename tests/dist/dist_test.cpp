@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "shoal/dist/band.hpp"
+#include "shoal/dist/census.hpp"
 #include "shoal/dist/checkpoint.hpp"
 #include "shoal/dist/context.hpp"
 #include "shoal/dist/migrate.hpp"
@@ -140,6 +141,10 @@ TEST(Migrate, ObjectsMoveToTheRankTheirFieldNamesWithEveryField) {
   EXPECT_EQ(ctx->sum(static_cast<std::uint64_t>(here.size())), total);
   EXPECT_EQ(ctx->sum(static_cast<std::uint64_t>(id_sum)), static_cast<std::uint64_t>(want_sum));
   EXPECT_EQ(rt.download<Rock>().size(), 7u) << "another class moved";
+  sim::census<Field> census(rt);
+  const auto everywhere = dist::count_everywhere(census, *ctx);
+  EXPECT_EQ(sim::census<Field>::of<Walker>(everywhere), total);
+  EXPECT_EQ(sim::census<Field>::of<Rock>(everywhere), 7u * static_cast<std::uint64_t>(n));
   EXPECT_EQ(rt.verify(), "");
   // A second migration finds everyone home: nothing moves.
   const auto again = dist::migrate<Walker>(rt, *ctx, [](const agent_columns<Walker>& rows, std::size_t i) {
