@@ -20,6 +20,7 @@
 #include "shoal/dist/context.hpp"
 #include "shoal/dist/migrate.hpp"
 #include "shoal/shoal.hpp"
+#include "shoal/sim/rng.hpp"
 
 namespace shoal::test {
 
@@ -27,7 +28,8 @@ dist::context* ctx = nullptr;
 
 class Walker;
 class Rock;
-using Field = shoal::heap<Walker, Rock>;
+class Strider;
+using Field = shoal::heap<Walker, Rock, Strider>;
 
 /// Moves between ranks: `home` is the rank it belongs to.
 class Walker : public object<Field, Walker> {
@@ -38,6 +40,18 @@ class Walker : public object<Field, Walker> {
 class Rock : public object<Field, Rock> {
  public:
   SHOAL_FIELDS(Rock, (unsigned long long, id))
+};
+
+/// Walks a torus: each step one cell or none in x and in y, drawn from its own stream (seed, id,
+/// step), so where it goes depends on nothing but those.
+class Strider : public object<Field, Strider> {
+ public:
+  SHOAL_FIELDS(Strider, (unsigned long long, id), (std::uint32_t, x), (std::uint32_t, y))
+  SHOAL_HD void walk(std::uint32_t step, std::uint32_t width, std::uint32_t height) {
+    sim::random r(7, id, step, 0);
+    x = (x + width + r.below(3) - 1) % width;
+    y = (y + height + r.below(3) - 1) % height;
+  }
 };
 
 namespace {
@@ -106,7 +120,7 @@ TEST(Context, ExchangeDeliversEachMessageToItsRankOnly) {
 
 TEST(Migrate, ObjectsMoveToTheRankTheirFieldNamesWithEveryField) {
   const int n = ctx->size(), me = ctx->rank();
-  Runtime rt(Runtime::bytes_for<Walker, Rock>(8 * walkers_of(n), 100));
+  Runtime rt(Runtime::bytes_for<Walker, Rock, Strider>(8 * walkers_of(n), 100, 1));
   populate(rt, me, n, 7);
   const dist::migrate_stats moved =
       dist::migrate<Walker>(rt, *ctx, [](const agent_columns<Walker>& rows, std::size_t i) {
@@ -156,7 +170,7 @@ TEST(Migrate, ObjectsMoveToTheRankTheirFieldNamesWithEveryField) {
 
 TEST(Migrate, ARankOutOfRangeOnOneRankStopsEveryRankBeforeAnythingMoves) {
   const int n = ctx->size(), me = ctx->rank();
-  Runtime rt(Runtime::bytes_for<Walker, Rock>(8 * walkers_of(n), 100));
+  Runtime rt(Runtime::bytes_for<Walker, Rock, Strider>(8 * walkers_of(n), 100, 1));
   populate(rt, me, n, 0);
   // The last rank's rule sends its first walker to a rank that does not exist.
   const auto rule = [n, me](const agent_columns<Walker>& rows, std::size_t i) {
@@ -199,7 +213,7 @@ TEST(Migrate, AFullReceivingHeapStopsEveryRank) {
   if (n == 1) GTEST_SKIP() << "one rank: nothing arrives";  // the same on every rank
   // Rank 0's heap holds its own walkers and little more; everyone's go to it.
   const std::uint64_t room = me == 0 ? walkers_of(0) + 64 : 8 * walkers_of(n);
-  Runtime rt(Runtime::bytes_for<Walker, Rock>(room, 1));
+  Runtime rt(Runtime::bytes_for<Walker, Rock, Strider>(room, 1, 1));
   populate(rt, me, n, 0);
   try {
     (void)dist::migrate<Walker>(rt, *ctx, [](const agent_columns<Walker>&, std::size_t) { return 0; });
@@ -214,11 +228,60 @@ TEST(Migrate, AFullReceivingHeapStopsEveryRank) {
   ctx->barrier();  // every rank got here: none was left waiting
 }
 
+TEST(DistBand, StridersThatCrossBandsEndWhereOneRankWouldPutThem) {
+  const int n = ctx->size(), me = ctx->rank();
+  const std::uint32_t width = 40, height = 4 * static_cast<std::uint32_t>(n) + 5, steps = 30;
+  const auto b = dist::band::of(*ctx, width, height, 1, true);
+  const std::uint64_t striders = 3000;
+  // The same striders whatever the rank count: stride i starts at cell i % cells; each rank makes
+  // those that start in its band.
+  std::vector<unsigned long long> ids;
+  std::vector<std::uint32_t> xs, ys;
+  for (std::uint64_t i = 0; i < striders; ++i) {
+    const auto y = static_cast<std::uint32_t>(i * 7 % height);
+    if (b.rank_of_row(y) != me) continue;
+    ids.push_back(i), xs.push_back(static_cast<std::uint32_t>(i % width)), ys.push_back(y);
+  }
+  Runtime rt(Runtime::bytes_for<Walker, Rock, Strider>(1, 1, 2 * striders));
+  rt.upload(agent_columns<Strider>(ids, xs, ys));
+  std::uint64_t moved = 0;
+  for (std::uint32_t step = 0; step < steps; ++step) {
+    rt.parallel_do<&Strider::walk>(step, width, height);
+    moved += dist::migrate<Strider>(rt, *ctx, [&b](const agent_columns<Strider>& rows, std::size_t i) {
+               return b.rank_of_row(rows.get<&Strider::y>()[i]);
+             }).sent;
+  }
+  // One rank's answer, on the host: every strider's walk from the same streams.
+  std::uint64_t want_here = 0, want_hash = 0;
+  for (std::uint64_t i = 0; i < striders; ++i) {
+    std::uint32_t x = static_cast<std::uint32_t>(i % width), y = static_cast<std::uint32_t>(i * 7 % height);
+    for (std::uint32_t step = 0; step < steps; ++step) {
+      sim::random r(7, i, step, 0);
+      x = (x + width + r.below(3) - 1) % width;
+      y = (y + height + r.below(3) - 1) % height;
+    }
+    want_hash += (i + 1) * 1000003 ^ (std::uint64_t{y} * width + x);
+    if (b.rank_of_row(y) == me) ++want_here;
+  }
+  const auto here = rt.download<Strider>();
+  EXPECT_EQ(here.size(), want_here);
+  std::uint64_t hash = 0;
+  for (std::size_t i = 0; i < here.size(); ++i) {
+    const std::uint32_t x = here.get<&Strider::x>()[i], y = here.get<&Strider::y>()[i];
+    EXPECT_EQ(b.rank_of_row(y), me) << "strider " << here.get<&Strider::id>()[i] << " outside its band";
+    hash += (here.get<&Strider::id>()[i] + 1) * 1000003 ^ (std::uint64_t{y} * width + x);
+  }
+  EXPECT_EQ(ctx->sum(hash), want_hash);
+  EXPECT_EQ(ctx->sum(static_cast<std::uint64_t>(here.size())), striders);
+  if (n > 1) EXPECT_GT(ctx->sum(moved), 0u) << "no strider crossed a band: the test proves nothing";
+  EXPECT_EQ(rt.verify(), "");
+}
+
 TEST(DistCheckpoint, EveryRankResumesItsOwnPart) {
   const int n = ctx->size(), me = ctx->rank();
   const auto dir = shared_directory("resume");
   const std::string path = (dir / "run.ckpt").string();
-  Runtime rt(Runtime::bytes_for<Walker, Rock>(8 * walkers_of(n), 100));
+  Runtime rt(Runtime::bytes_for<Walker, Rock, Strider>(8 * walkers_of(n), 100, 1));
   populate(rt, me, n, 3);
   const std::string note = "rank " + std::to_string(me);
   std::vector<std::byte> blob(note.size());
@@ -238,7 +301,7 @@ TEST(DistCheckpoint, AnotherRankCountOrMixedSavesAreRefusedOnEveryRank) {
   const int n = ctx->size(), me = ctx->rank();
   const auto dir = shared_directory("refuse");
   const std::string path = (dir / "run.ckpt").string(), other = (dir / "other.ckpt").string();
-  Runtime rt(Runtime::bytes_for<Walker, Rock>(8 * walkers_of(n), 100));
+  Runtime rt(Runtime::bytes_for<Walker, Rock, Strider>(8 * walkers_of(n), 100, 1));
   populate(rt, me, n, 0);
   dist::save(rt, *ctx, path, {});
   // A checkpoint that looks written by n + 1 ranks: its rank 0 file only.

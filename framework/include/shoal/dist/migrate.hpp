@@ -10,8 +10,9 @@
 ///     return static_cast<int>(rows.template get<&Walker::y>()[i] * ctx.size() / height);
 ///   });
 ///
-/// The rows go through the host (runtime::download and runtime::upload): a first transport, correct
-/// for any rank count, not yet the staged device-to-device one. Classes with pointer fields are
+/// The rows go through the host (runtime::download, then a launch that makes the newcomers with
+/// their rows' values): a first transport, correct for any rank count, not yet the staged
+/// device-to-device one. Classes with pointer fields are
 /// refused at compile time (a pointer means nothing on another rank), and so are objects of
 /// subclasses of T, which it would cut down to T: only objects whose class is exactly T move.
 
@@ -19,6 +20,7 @@
 #include <cstdint>
 #include <cstring>
 #include <exception>
+#include <new>
 #include <string>
 #include <type_traits>
 #include <utility>
@@ -81,6 +83,20 @@ void unpack_row(const std::byte* in, agent_columns<T>& rows, std::size_t i) {
   }
 }
 
+/// Makes one object of T per row, with the row's field values, through the allocator (so in the
+/// holes that departures leave, as births fill them) rather than runtime::upload, which takes
+/// fresh blocks only: a heap that objects keep leaving and entering would fill with part-empty
+/// blocks. Throws out_of_memory naming T when the heap cannot hold them.
+template <class T, class Heap>
+void make_from_rows(runtime<Heap>& rt, const agent_columns<T>& rows) {
+  const shoal::detail::uploaded_columns<T> staged(rows);
+  const shoal::detail::column_source<T> source = staged.source(nullptr);
+  rt.launch(rows.size(), [=] SHOAL_DEVICE(std::size_t i) {
+    void* slot = T::operator new(sizeof(T));
+    if (slot != nullptr) ::new (slot) shoal::detail::column_loader<T>(i, source);
+  });
+}
+
 }  // namespace detail
 
 /// Moves every object of class T (exactly T) whose `destination(rows, i)` is another rank there:
@@ -138,7 +154,7 @@ migrate_stats migrate(runtime<Heap>& rt, const context& ctx, Destination destina
   // for it in their next collective call.
   std::exception_ptr failure;
   try {
-    if (arriving != 0) rt.upload(newcomers);
+    if (arriving != 0) detail::make_from_rows(rt, newcomers);
   } catch (const error&) {
     failure = std::current_exception();
   }
