@@ -6,15 +6,16 @@
 /// code does): no per-class code.
 ///
 ///   // Walkers belong to the rank of their row band.
+///   const auto band = shoal::dist::band::of(ctx, width, height, 1, true);
 ///   const auto moved = shoal::dist::migrate<Walker>(rt, ctx, [&](const auto& rows, std::size_t i) {
-///     return static_cast<int>(rows.template get<&Walker::y>()[i] * ctx.size() / height);
+///     return band.rank_of_row(rows.template get<&Walker::y>()[i]);
 ///   });
 ///
 /// The rows go through the host (runtime::download, then a launch that makes the newcomers with
 /// their rows' values): a first transport, correct for any rank count, not yet the staged
-/// device-to-device one. Classes with pointer fields are
-/// refused at compile time (a pointer means nothing on another rank), and so are objects of
-/// subclasses of T, which it would cut down to T: only objects whose class is exactly T move.
+/// device-to-device one. Classes with pointer fields are refused at compile time (a pointer
+/// means nothing on another rank); objects of subclasses of T stay where they are (moving them as
+/// T would cut them down): only objects whose class is exactly T move.
 
 #include <cstddef>
 #include <cstdint>
