@@ -7,7 +7,8 @@
 #                holds a built tests/shoal_gpu_tests (so a build tree made elsewhere can be carried)
 #   2. ctest     ctest -L gpu --output-on-failure (a skipped test counts as a failure here:
 #                on a GPU machine it means the GPU was not usable)
-#   3. memcheck  compute-sanitizer --tool memcheck on build/cuda-release/tests/shoal_gpu_tests
+#   3. memcheck  compute-sanitizer --tool memcheck on build/cuda-release/tests/shoal_gpu_tests, in
+#                SANITIZER_SHARDS gtest shards side by side
 #   4. racecheck compute-sanitizer --tool racecheck on the same binary, then synccheck
 #   5. bench     the apps at their defaults (--timing) and the bitmap demo once, then every
 #                benchmark binary under build/cuda-release/bench/
@@ -20,6 +21,7 @@
 # Environment:
 #   OUT               where logs and results go (default: build/gpu-check)
 #   SANITIZER_FILTER  gtest filter for the sanitizer runs, e.g. 'Bitmap.Sequential*:BitmapLayout.*'
+#   SANITIZER_SHARDS  gtest shards run side by side under each sanitizer tool (default 4)
 #   JOBS              build parallelism (default 16)
 #   BENCH_MIN_TIME    Google Benchmark's minimum time per repetition in seconds (default 0.05),
 #                     passed in the form the installed Google Benchmark accepts
@@ -174,12 +176,34 @@ for tool in memcheck racecheck synccheck; do
   # too large for the GPU must become a clean error), and the code handles them.
   [[ $tool == memcheck ]] && extra=(--leak-check full --report-api-errors no)
   # A distinct exit code tells the sanitizer's findings apart from failing tests.
-  # The longest tests repeat their contention fewer times under the sanitizers (test_support.hpp):
-  # racecheck runs the whole suite, with every test under a minute.
-  run_logged "$log" "$(limit_for "${SANITIZER_TIMEOUT:-150}")" env SHOAL_TEST_SCALE="${SHOAL_TEST_SCALE:-16}" \
-    "$SANITIZER" --tool "$tool" "${extra[@]}" --error-exitcode 86 "$TEST_BIN" "${filter_args[@]}"
-  rc=$?
-  line=$(grep -E '(ERROR|RACECHECK) SUMMARY' "$log" | tail -n1 | sed 's/^=* *//')
+  # The longest tests repeat their contention fewer times under the sanitizers (test_support.hpp),
+  # and the suite runs as SANITIZER_SHARDS gtest shards side by side: an instrumented test keeps
+  # the GPU far from busy, and racecheck over the whole suite took 4 x 39 s one shard at a time
+  # (H200, 2026-11-28). Each shard's log follows the others in $log.
+  shards=${SANITIZER_SHARDS:-4}
+  limit=$(limit_for "${SANITIZER_TIMEOUT:-150}")
+  echo "\$ $SANITIZER --tool $tool ${extra[*]} --error-exitcode 86 $TEST_BIN ${filter_args[*]}  ($shards shards, limit ${limit}s)" | tee -a "$log"
+  pids=()
+  for ((i = 0; i < shards; ++i)); do
+    GTEST_TOTAL_SHARDS=$shards GTEST_SHARD_INDEX=$i SHOAL_TEST_SCALE="${SHOAL_TEST_SCALE:-16}" \
+      timeout -k 15 "$limit" "$SANITIZER" --tool "$tool" "${extra[@]}" --error-exitcode 86 "$TEST_BIN" \
+      "${filter_args[@]}" >"$log.shard$i" 2>&1 &
+    pids+=($!)
+  done
+  rc=0
+  for ((i = 0; i < shards; ++i)); do
+    wait "${pids[$i]}"
+    r=$?
+    ((r == 124 || r == 137)) && echo "!!! shard $i timed out after ${limit}s" >>"$log.shard$i"
+    ((rc == 0)) && rc=$r
+    { echo "--- shard $i of $shards (status $r)"; cat "$log.shard$i"; } >>"$log"
+    rm -f "$log.shard$i"
+  done
+  grep -E '(ERROR|RACECHECK) SUMMARY|^\[  (PASSED|FAILED)  \]|timed out' "$log"
+  # One line per shard: all of them must be there.
+  lines=$(grep -cE '(ERROR|RACECHECK) SUMMARY' "$log")
+  line=$(grep -E '(ERROR|RACECHECK) SUMMARY' "$log" | sed 's/^=* *//' | sort | uniq -c | sed 's/^ *//' | tr '\n' ';')
+  ((lines == shards)) || line=""
   case $rc in
     0) why="" ;;
     86) why="the sanitizer reported errors" ;;

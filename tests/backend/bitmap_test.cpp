@@ -271,6 +271,36 @@ TEST(Bitmap, HotWordChurnKeepsLevelsConsistent) {
   }
 }
 
+/// Owned transitions as flips (bitmap_ref::flip_owned_bits), racing in any order: on a set
+/// bitmap two threads flip each bit `rounds` times (an even count in all: it ends set) while a
+/// third of the bits get a single flip from one thread (they end clear). Words empty and refill
+/// many times over, so the parents' flips race too. After quiescence the bits and every level
+/// must be exact.
+TEST(Bitmap, OwnedFlipsInAnyOrderEndExact) {
+  SHOAL_REQUIRE_DEVICE();
+  oversubscribe threads;
+  for (std::uint64_t n : {64ull, 4160ull, 300000ull}) {
+    hierarchical_bitmap bm(n, true);
+    const bitmap_ref r = bm.ref();
+    const int rounds = static_cast<int>(scaled(8));
+    arch::for_each_index(2 * n, [=] SHOAL_DEVICE(std::size_t k) {
+      const std::uint64_t i = k / 2;
+      if (k % 2 == 1 && i % 3 == 0) return;  // the bits that get one flip: from thread 2i
+      const int flips = i % 3 == 0 ? 1 : rounds;
+      for (int f = 0; f < flips; ++f) r.flip_owned_bits(i / 64, std::uint64_t{1} << (i % 64));
+    });
+    arch::synchronize();
+    const std::vector<std::uint64_t> leaves = bm.leaf_words();
+    std::uint64_t wrong = 0;
+    for (std::uint64_t i = 0; i < n; ++i) {
+      const bool want = i % 3 != 0;
+      wrong += ((leaves[i / 64] >> (i % 64)) & 1u) != static_cast<unsigned>(want);
+    }
+    EXPECT_EQ(wrong, 0u) << "n=" << n;
+    EXPECT_EQ(bm.check_consistency(), "") << "n=" << n;
+  }
+}
+
 TEST(Bitmap, HugeBitmapLastBit) {
   SHOAL_REQUIRE_DEVICE();
   const std::uint64_t n = std::uint64_t{1} << 30;

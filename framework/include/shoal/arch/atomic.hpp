@@ -67,6 +67,11 @@ template <class T>
 SHOAL_HD SHOAL_FORCEINLINE T fetch_and(T& word, T bits) {
   return atomic_ref<T>(word).fetch_and(bits, acq_rel);
 }
+/// Flips `bits` in `word` (acquire-release); returns the value before.
+template <class T>
+SHOAL_HD SHOAL_FORCEINLINE T fetch_xor(T& word, T bits) {
+  return atomic_ref<T>(word).fetch_xor(bits, acq_rel);
+}
 /// Adds `delta` to `word` (acquire-release); returns the value before.
 template <class T>
 SHOAL_HD SHOAL_FORCEINLINE T fetch_add(T& word, T delta) {

@@ -7,7 +7,8 @@
 /// level l ("that word is non-zero"), up to a top level of one word. All levels live in one
 /// array. The nested levels are *eventually consistent*: whoever turns a word from zero to
 /// non-zero (or back) owns the matching transition of its parent bit and performs it with the
-/// retrying set()/clear(), so after all operations finish every parent bit is exact.
+/// retrying set()/clear() (or, in flip_owned_bits(), a flip), so after all operations finish
+/// every parent bit is exact.
 
 #include <cstdint>
 #include <stdexcept>
@@ -150,13 +151,24 @@ class bitmap_ref {
     if (prev != 0 && (prev & ~mask) == 0) clear_at<Relaxed>(1, w);
   }
 
-  /// Clears the bits `mask` of leaf word w, each a transition that the caller owns (as clear()
-  /// does for one bit), with one atomic for all of them; a bit that is still 0 (its owed set is
-  /// in flight) is cleared once that set has happened, as clear() would.
-  SHOAL_DEVICE void clear_owned_bits(std::uint64_t w, std::uint64_t mask) const {
-    const std::uint64_t prev = arch::fetch_and(level_words(0)[w], ~mask);
-    if ((prev & mask) != 0 && (prev & ~mask) == 0) clear_at(1, w);
-    for (std::uint64_t late = mask & ~prev; late != 0; late &= late - 1) clear(w * 64 + arch::lowest_bit(late));
+  /// Flips the bits `mask` of leaf word w, each a transition that the caller owns (it changed
+  /// the condition the bit stands for), and the parent bit of every word whose emptiness that
+  /// changed, with one atomic per level and no waiting. The transitions of a bit alternate, so
+  /// after all of them every bit is exact whatever order their flips arrived in; meanwhile a flip
+  /// that overtook the opposite one it follows leaves the bit wrong until that one lands. For a
+  /// bitmap whose every change is an owned flip (the allocator's active[t]): the waiting forms
+  /// (set(), clear()) let a lane spin on a transition owed by a lane that the scheduler may not
+  /// run for a long time (under compute-sanitizer racecheck, minutes).
+  SHOAL_DEVICE void flip_owned_bits(std::uint64_t w, std::uint64_t mask) const {
+    std::uint64_t word = w, flip = mask;
+#pragma unroll
+    for (int level = 0; level < bitmap_layout::max_levels; ++level) {  // unrolled: no run-time
+      if (level > layout_.top()) break;                                  // index into the layout
+      const std::uint64_t prev = arch::fetch_xor(level_words(level)[word], flip);
+      if ((prev == 0) == ((prev ^ flip) == 0)) break;  // the word's emptiness did not change
+      flip = std::uint64_t{1} << (word % 64);
+      word /= 64;
+    }
   }
 
   /// Claims the bits `mask` of leaf word w that are still set, with one acquire-release atomic,

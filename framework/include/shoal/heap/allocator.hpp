@@ -54,6 +54,15 @@ SHOAL_DEVICE SHOAL_FORCEINLINE void leave_block_operation(const heap_view& h, st
 SHOAL_DEVICE SHOAL_FORCEINLINE long long& free_block_count(const heap_view& h) {
   return h.counters->free_blocks[0];
 }
+/// Flips block b's bit in active[t]: whoever turns b's free_slots from zero to non-zero or back
+/// owns that transition of the bit. Flips, not waiting sets and clears, so that nobody waits for
+/// a transition owed by another lane; a flip that overtakes the one before it leaves the bit
+/// wrong until that one lands, and only the owner of a transition to "no room" can be overtaken
+/// (by a destroy that gives slots back): it brackets that time as a block operation, so that
+/// heap_is_full() does not take the missing bit for a full heap.
+SHOAL_DEVICE SHOAL_FORCEINLINE void flip_active(const heap_view& h, std::uint32_t t, std::uint64_t b) {
+  h.active(t).flip_owned_bits(b / 64, std::uint64_t{1} << (b % 64));
+}
 /// Gives `bits` of block b (of type t) back; true when the block is now entirely free (the caller
 /// then owes return_if_empty()). Used by destroy (`destroyed`: the slots held objects) and by an
 /// allocation that found the block re-typed under its feet (the slots were never used).
@@ -69,7 +78,7 @@ SHOAL_DEVICE inline bool give_back_slots(const heap_view& h, std::uint64_t b, st
   // Release: the destructor's writes (and the snapshot's) before the slots can be claimed again.
   // Not acquire: it reads nothing that others published (see allocate()).
   const std::uint64_t prev = arch::fetch_or_release(hdr.free_slots, bits);
-  if (prev == 0) h.active(t).set(b);  // full → has room: we own the transition
+  if (prev == 0) flip_active(h, t, b);  // full → has room: we own the transition
   return (prev | bits) == h.full_mask(t);
 }
 
@@ -88,8 +97,8 @@ SHOAL_DEVICE inline bool try_return_block(const heap_view& h, std::uint64_t b, s
     leave_block_operation(h, t);  // an allocation got in first: keep the block
     return false;
   }
-  h.active(t).clear(b);
-  h.allocated(t).clear(b);
+  flip_active(h, t, b);  // has room → none: ours (the CAS emptied free_slots)
+  h.allocated(t).flip_owned_bits(b / 64, std::uint64_t{1} << (b % 64));  // opened by a flip too
   arch::store_relaxed(hdr.type, no_type);
   // Let go of the token before the block can be reopened: its next emptying needs it.
   arch::store_release(hdr.returning, 0u);
@@ -190,7 +199,7 @@ inline constexpr std::uint32_t full_patience = 64;
 SHOAL_DEVICE SHOAL_NOINLINE inline void hand_back_foreign(const heap_view& h, std::uint64_t b, std::uint32_t bt,
                                            std::uint64_t bits, bool emptied_word) {
   enter_block_operation(h, bt);
-  if (emptied_word) h.active(bt).clear(b);
+  if (emptied_word) flip_active(h, bt, b);
   if (give_back_slots(h, b, bt, bits, false)) return_if_empty(h, b);
   leave_block_operation(h, bt);
 }
@@ -402,6 +411,10 @@ SHOAL_DEVICE inline void take_holes(const heap_view& h, std::uint32_t t, walk_rn
   int n = 0;
   for (int i = 0; i < c && n < max_blocks; ++i)
     if (holes[i] >= least) block[n++] = candidate[i];
+  if (n == 0) return;
+  // Until the blocks' active bits are flipped (the caller does it, after publishing), a destroy
+  // that gives slots back may flip them first, and they read "no room" meanwhile (flip_active).
+  enter_block_operation(h, t);
   std::uint64_t taken[stock_hole_blocks];
   for (int i = 0; i < n; ++i) taken[i] = arch::exchange(h.headers[block[i]].free_slots, std::uint64_t{0});
   for (int i = 0; i < n; ++i) {
@@ -418,6 +431,7 @@ SHOAL_DEVICE inline void take_holes(const heap_view& h, std::uint32_t t, walk_rn
     ++r.holes;
   }
   if (r.holes > 0) r.kind = generation_kind::holes, r.hole_word = w, r.sparse = sparse;
+  else leave_block_operation(h, t);
 }
 
 /// Fresh blocks: a run of up to `want` free blocks of one leaf word of the free bitmap, claimed
@@ -523,10 +537,13 @@ SHOAL_DEVICE SHOAL_NOINLINE inline void prepare_generation(const heap_view& h, s
   arch::store_relaxed(s.newest, g);
   // After publishing, off the requests' path: a fresh run's blocks join allocated[t] (one atomic
   // for the run's leaf word). Nothing can return them before: every slot is reserved or in use.
-  if (r.run != 0) h.allocated(t).set_bits</*Relaxed=*/false>(r.word, r.run);
+  if (r.run != 0) h.allocated(t).flip_owned_bits(r.word, r.run);
   // Likewise the holes' blocks leave active[t] (their free-slot words are 0 now): one atomic for
   // the leaf word. Meanwhile a prepare that picks one of them takes nothing from it.
-  if (r.holes > 0) h.active(t).clear_owned_bits(r.hole_word, r.hole_bits);
+  if (r.holes > 0) {
+    h.active(t).flip_owned_bits(r.hole_word, r.hole_bits);
+    leave_block_operation(h, t);  // entered by take_holes
+  }
 }
 
 /// The index of a generation (kind and count in `head`) whose lane prepares the next one: the
@@ -729,7 +746,8 @@ SHOAL_DEVICE SHOAL_NOINLINE inline void* allocate_direct(const heap_view& h, std
     reservation r;
     if (!h.active(t).empty()) take_holes(h, t, rng, /*take_sparse=*/true, 1, r);
     if (r.holes > 0) {
-      h.active(t).clear_owned_bits(r.hole_word, r.hole_bits);
+      h.active(t).flip_owned_bits(r.hole_word, r.hole_bits);
+      leave_block_operation(h, t);  // entered by take_holes
       const std::uint64_t mask = r.masks[0];
       const std::uint64_t rest = mask & (mask - 1);
       if (rest != 0) release_slots(h, r.blocks[0], t, rest, false);
@@ -739,7 +757,7 @@ SHOAL_DEVICE SHOAL_NOINLINE inline void* allocate_direct(const heap_view& h, std
       take_fresh(h, t, rng, 1, r);
       if (r.run != 0) {
         const std::uint64_t b = std::uint64_t{r.word} * 64 + static_cast<std::uint64_t>(arch::lowest_bit(r.run));
-        h.allocated(t).set_bits</*Relaxed=*/false>(r.word, r.run);
+        h.allocated(t).flip_owned_bits(r.word, r.run);
         void* p = mark_live(h, b, 0, t);
         if (h.capacity[t] > 1) release_slots(h, b, t, h.full_mask(t) & ~std::uint64_t{1}, false);
         return p;
@@ -817,7 +835,7 @@ SHOAL_DEVICE inline void give_back_record(const heap_view& h, std::uint32_t t, c
     }
   }
   if (untouched != 0) {
-    h.allocated(t).clear_bits</*Relaxed=*/false>(word, untouched);
+    h.allocated(t).flip_owned_bits(word, untouched);
     h.free_blocks().set_bits</*Relaxed=*/false>(word, untouched);
     arch::add_relaxed(free_block_count(h), static_cast<long long>(arch::popc(untouched)));
   }
