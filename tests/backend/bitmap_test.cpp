@@ -271,6 +271,18 @@ TEST(Bitmap, HotWordChurnKeepsLevelsConsistent) {
   }
 }
 
+/// Two threads per bit i flip it `rounds` times each, except that bits i % 3 == 0 get one flip
+/// from one thread (for OwnedFlipsInAnyOrderEndExact).
+void flip_concurrently(bitmap_ref r, std::uint64_t n, int rounds) {
+  arch::for_each_index(2 * n, [=] SHOAL_DEVICE(std::size_t k) {
+    const std::uint64_t i = k / 2;
+    if (k % 2 == 1 && i % 3 == 0) return;
+    const int flips = i % 3 == 0 ? 1 : rounds;
+    for (int f = 0; f < flips; ++f) r.flip_owned_bits(i / 64, std::uint64_t{1} << (i % 64));
+  });
+  arch::synchronize();
+}
+
 /// Owned transitions as flips (bitmap_ref::flip_owned_bits), racing in any order: on a set
 /// bitmap two threads flip each bit `rounds` times (an even count in all: it ends set) while a
 /// third of the bits get a single flip from one thread (they end clear). Words empty and refill
@@ -281,15 +293,7 @@ TEST(Bitmap, OwnedFlipsInAnyOrderEndExact) {
   oversubscribe threads;
   for (std::uint64_t n : {64ull, 4160ull, 300000ull}) {
     hierarchical_bitmap bm(n, true);
-    const bitmap_ref r = bm.ref();
-    const int rounds = static_cast<int>(scaled(8));
-    arch::for_each_index(2 * n, [=] SHOAL_DEVICE(std::size_t k) {
-      const std::uint64_t i = k / 2;
-      if (k % 2 == 1 && i % 3 == 0) return;  // the bits that get one flip: from thread 2i
-      const int flips = i % 3 == 0 ? 1 : rounds;
-      for (int f = 0; f < flips; ++f) r.flip_owned_bits(i / 64, std::uint64_t{1} << (i % 64));
-    });
-    arch::synchronize();
+    flip_concurrently(bm.ref(), n, static_cast<int>(scaled(8)));
     const std::vector<std::uint64_t> leaves = bm.leaf_words();
     std::uint64_t wrong = 0;
     for (std::uint64_t i = 0; i < n; ++i) {
