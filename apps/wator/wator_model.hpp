@@ -19,6 +19,12 @@
 /// then cell index) through the grid's claim words (shoal::sim::grid): never to the thread that
 /// came first. Which heap slot an agent lives in never matters. So the populations and state hash
 /// are bit-identical across runs, thread counts and backends.
+///
+/// The agents' phases are written against a grid type G (`grid` below, or wator_band.hpp's band of
+/// rows on one of several ranks): G says what a cell holds (at), where claims go (request, take)
+/// and whether a cell is this process's (owns; always, for `grid`). A winner whose target is not
+/// ours moves there all the same (cell = target) and leaves its cell as on any move; the owner of
+/// the target places it, and removes the fish a shark ate there (wator_band.hpp).
 
 #include <cstdint>
 #include <vector>
@@ -53,6 +59,10 @@ struct grid : shoal::sim::grid<Agent, shoal::sim::edges::torus> {
 
   /// The four neighbours of c: up, right, down, left (von_neumann(); the static baseline's name).
   SHOAL_HD void neighbours(std::uint32_t c, std::uint32_t (&n)[4]) const { von_neumann(c, n); }
+  /// The occupant of cell c.
+  SHOAL_HD Agent*& at(std::uint32_t c) const { return cells[c]; }
+  /// Every cell is this grid's own.
+  static constexpr bool owns(std::uint32_t) { return true; }
 };
 
 class Agent : public shoal::object<Ocean, Agent> {
@@ -64,7 +74,8 @@ class Agent : public shoal::object<Ocean, Agent> {
 
   /// Requests one of the n candidate cells at random (none if n == 0). `home` is `cell`, read
   /// once by the caller: field reads are memory loads the compiler may not merge across stores.
-  SHOAL_HD void request_one_of(const grid& g, std::uint32_t home, const std::uint32_t* candidates,
+  template <class G>
+  SHOAL_HD void request_one_of(const G& g, std::uint32_t home, const std::uint32_t* candidates,
                                std::uint32_t n, shoal::sim::random& r) {
     if (n == 0) {
       target = home;
@@ -77,9 +88,19 @@ class Agent : public shoal::object<Ocean, Agent> {
     g.request(t, shoal::sim::claim_key(p, home));
   }
   /// True if this agent requested a cell and won it (resets the claim for the next phase).
-  SHOAL_HD bool won(const grid& g) {
+  template <class G>
+  SHOAL_HD bool won(const G& g) {
     const std::uint32_t t = target, home = cell;
     return t != home && g.take(t, shoal::sim::claim_key(priority, home));
+  }
+  /// Places this agent on its cell if it is not there: it moved there from another rank's band
+  /// (wator_band.hpp). A shark removes the fish it ate there.
+  template <class G>
+  SHOAL_HD void settle(G g) {
+    Agent*& here = g.at(cell);
+    if (here == this) return;
+    if (here != nullptr) delete here;  // a fish: only a shark moves onto an occupied cell
+    here = this;
   }
 };
 
@@ -88,28 +109,30 @@ class Fish : public shoal::object<Ocean, Fish, Agent> {
   SHOAL_HD Fish(std::uint32_t c, std::int32_t t) { cell = c, target = c, priority = 0, timer = t; }
 
   /// Fish phase, part 1: age and request a random free neighbour.
-  SHOAL_HD void request(grid g, std::uint32_t step) {
+  template <class G = grid>
+  SHOAL_HD void request(G g, std::uint32_t step) {
     timer += 1;
     const std::uint32_t home = cell;
     std::uint32_t n[4], free[4], k = 0;
     g.von_neumann(home, n);
     for (std::uint32_t d = 0; d < 4; ++d)
-      if (g.cells[n[d]] == nullptr) free[k++] = n[d];
+      if (g.at(n[d]) == nullptr) free[k++] = n[d];
     shoal::sim::random r(g.seed, home, step, fish_stream);
     request_one_of(g, home, free, k, r);
   }
 
   /// Fish phase, part 2: the winner moves; a ripe one leaves a new fish behind.
-  SHOAL_HD void move(grid g) {
+  template <class G = grid>
+  SHOAL_HD void move(G g) {
     if (!won(g)) return;
     const std::uint32_t from = cell, to = target;
-    g.cells[to] = this;
+    if (g.owns(to)) g.at(to) = this;
     cell = to;
     if (timer.get() > breed_after) {
       timer = 0;
-      g.cells[from] = new Fish(from, 0);  // nullptr if the heap is full: the launch then throws
+      g.at(from) = new Fish(from, 0);  // nullptr if the heap is full: the launch then throws
     } else {
-      g.cells[from] = nullptr;
+      g.at(from) = nullptr;
     }
   }
 };
@@ -123,7 +146,8 @@ class Shark : public shoal::object<Ocean, Shark, Agent> {
 
   /// Shark phase, part 1: lose energy, age, and request a neighbour holding a fish (else a free
   /// one). A shark at energy 0 requests nothing: it dies in part 2.
-  SHOAL_HD void request(grid g, std::uint32_t step) {
+  template <class G = grid>
+  SHOAL_HD void request(G g, std::uint32_t step) {
     energy -= 1;
     timer += 1;
     const std::uint32_t home = cell;
@@ -134,7 +158,7 @@ class Shark : public shoal::object<Ocean, Shark, Agent> {
     std::uint32_t n[4], fish[4], free[4], kf = 0, ke = 0;
     g.von_neumann(home, n);
     for (std::uint32_t d = 0; d < 4; ++d) {
-      Agent* a = g.cells[n[d]];
+      Agent* a = g.at(n[d]);
       if (a == nullptr) free[ke++] = n[d];
       else if (shoal::is<Fish>(a)) fish[kf++] = n[d];
     }
@@ -144,25 +168,26 @@ class Shark : public shoal::object<Ocean, Shark, Agent> {
   }
 
   /// Shark phase, part 2: starve, or move (eating the fish there) and maybe breed.
-  SHOAL_HD void move(grid g) {
+  template <class G = grid>
+  SHOAL_HD void move(G g) {
     if (energy <= 0) {
-      g.cells[cell] = nullptr;
+      g.at(cell) = nullptr;
       delete this;
       return;
     }
     if (!won(g)) return;
     const std::uint32_t from = cell, to = target;
-    if (Agent* prey = g.cells[to]) {  // only a fish can be there: requests go to fish or free cells
-      delete prey;
+    if (Agent* prey = g.at(to)) {  // only a fish can be there: requests go to fish or free cells
+      if (g.owns(to)) delete prey;  // else its owner removes it
       energy = energy.get() + energy_per_fish;  // by value: a constexpr bound to a reference is not visible in device code
     }
-    g.cells[to] = this;
+    if (g.owns(to)) g.at(to) = this;
     cell = to;
     if (timer.get() > breed_after) {
       timer = 0;
-      g.cells[from] = new Shark(from, 0, energy_start);
+      g.at(from) = new Shark(from, 0, energy_start);
     } else {
-      g.cells[from] = nullptr;
+      g.at(from) = nullptr;
     }
   }
 };
@@ -202,20 +227,20 @@ inline void populate(shoal::runtime<Ocean>& rt, const grid& g) {
 inline void fish_phase(shoal::runtime<Ocean>& rt, const grid& g, std::uint32_t step, shoal::sim::phase_timer& timer) {
   {
     auto p = timer.phase("fish.request");
-    rt.parallel_do<&Fish::request>(g, step);
+    rt.parallel_do<&Fish::request<grid>>(g, step);
   }
   auto p = timer.phase("fish.move");
-  rt.parallel_do<&Fish::move>(g);
+  rt.parallel_do<&Fish::move<grid>>(g);
 }
 
 /// The shark phase of step `step`: two do-alls, no host synchronisation.
 inline void shark_phase(shoal::runtime<Ocean>& rt, const grid& g, std::uint32_t step, shoal::sim::phase_timer& timer) {
   {
     auto p = timer.phase("shark.request");
-    rt.parallel_do<&Shark::request>(g, step);
+    rt.parallel_do<&Shark::request<grid>>(g, step);
   }
   auto p = timer.phase("shark.move");
-  rt.parallel_do<&Shark::move>(g);
+  rt.parallel_do<&Shark::move<grid>>(g);
 }
 
 /// One whole step: enqueued, not waited for (errors surface at the next synchronize).

@@ -98,6 +98,17 @@ void make_from_rows(runtime<Heap>& rt, const agent_columns<T>& rows) {
   });
 }
 
+/// Destroys the objects `gone` (in a function of its own: nvcc refuses a device lambda in a
+/// function whose template arguments include a local type, such as migrate's rule).
+template <class T, class Heap>
+void destroy_all(runtime<Heap>& rt, const std::vector<T*>& gone) {
+  if (gone.empty()) return;
+  arch::device_buffer<T*> objects(gone.size());
+  objects.upload(gone);
+  T** p = objects.data();
+  rt.launch(gone.size(), [=] SHOAL_DEVICE(std::size_t i) { destroy(p[i]); });
+}
+
 }  // namespace detail
 
 /// Moves every object of class T (exactly T) whose `destination(rows, i)` is another rank there:
@@ -136,12 +147,7 @@ migrate_stats migrate(runtime<Heap>& rt, const context& ctx, Destination destina
     throw error("shoal::dist::migrate<" + std::string(shoal::detail::type_name<T>()) + ">: " +
                 (bad.empty() ? "another rank's destination rule gave a rank out of range" : bad));
 
-  if (!leaving.empty()) {
-    arch::device_buffer<T*> gone(leaving.size());
-    gone.upload(leaving);
-    T** p = gone.data();
-    rt.launch(leaving.size(), [=] SHOAL_DEVICE(std::size_t i) { destroy(p[i]); });
-  }
+  detail::destroy_all(rt, leaving);
   const auto from = ctx.exchange(to);
 
   constexpr std::size_t bytes = detail::row_bytes<T>();
