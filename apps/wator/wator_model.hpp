@@ -24,7 +24,7 @@
 /// rows on one of several ranks): G says what a cell holds (at), where claims go (request, take)
 /// and whether a cell is this process's (owns; always, for `grid`). A winner whose target is not
 /// ours moves there all the same (cell = target) and leaves its cell as on any move; the owner of
-/// the target places it, and removes the fish a shark ate there (wator_band.hpp).
+/// the target places it, and removes the fish a shark ate there (shoal::dist::band_space).
 
 #include <cstdint>
 #include <vector>
@@ -92,15 +92,6 @@ class Agent : public shoal::object<Ocean, Agent> {
   SHOAL_HD bool won(const G& g) {
     const std::uint32_t t = target, home = cell;
     return t != home && g.take(t, shoal::sim::claim_key(priority, home));
-  }
-  /// Places this agent on its cell if it is not there: it moved there from another rank's band
-  /// (wator_band.hpp). A shark removes the fish it ate there.
-  template <class G>
-  SHOAL_HD void settle(G g) {
-    Agent*& here = g.at(cell);
-    if (here == this) return;
-    if (here != nullptr) delete here;  // a fish: only a shark moves onto an occupied cell
-    here = this;
   }
 };
 

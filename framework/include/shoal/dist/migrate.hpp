@@ -87,14 +87,16 @@ void unpack_row(const std::byte* in, agent_columns<T>& rows, std::size_t i) {
 /// Makes one object of T per row, with the row's field values, through the allocator (so in the
 /// holes that departures leave, as births fill them) rather than runtime::upload, which takes
 /// fresh blocks only: a heap that objects keep leaving and entering would fill with part-empty
-/// blocks. Throws out_of_memory naming T when the heap cannot hold them.
+/// blocks. Writes object i to made[i] (nullptr: none). Throws out_of_memory naming T when the
+/// heap cannot hold them.
 template <class T, class Heap>
-void make_from_rows(runtime<Heap>& rt, const agent_columns<T>& rows) {
+void make_from_rows(runtime<Heap>& rt, const agent_columns<T>& rows, T** made) {
   const shoal::detail::uploaded_columns<T> staged(rows);
   const shoal::detail::column_source<T> source = staged.source(nullptr);
   rt.launch(rows.size(), [=] SHOAL_DEVICE(std::size_t i) {
     void* slot = T::operator new(sizeof(T));
     if (slot != nullptr) ::new (slot) shoal::detail::column_loader<T>(i, source);
+    made[i] = static_cast<T*>(slot);
   });
 }
 
@@ -117,8 +119,11 @@ void destroy_all(runtime<Heap>& rt, const std::vector<T*>& gone) {
 /// shoal::error on every rank, before anything moves, if any rank's rule gave a rank out of range.
 /// If a receiving heap cannot hold its newcomers, that rank throws out_of_memory naming T and the
 /// others shoal::error (the objects sent to it are lost: the run cannot go on). Waits for the device.
+/// If `arrived` is given, it ends holding the objects made here (placing them is the caller's:
+/// band_space::move_across does it for a grid).
 template <class T, class Heap, class Destination>
-migrate_stats migrate(runtime<Heap>& rt, const context& ctx, Destination destination) {
+migrate_stats migrate(runtime<Heap>& rt, const context& ctx, Destination destination,
+                      arch::device_buffer<T*>* arrived = nullptr) {
   static_assert(detail::no_pointer_fields<T>(),
                 "shoal::dist::migrate: a class with pointer fields cannot move to another rank (the "
                 "pointers would mean nothing there); keep such links in a grid or by id");
@@ -161,7 +166,9 @@ migrate_stats migrate(runtime<Heap>& rt, const context& ctx, Destination destina
   // for it in their next collective call.
   std::exception_ptr failure;
   try {
-    if (arriving != 0) detail::make_from_rows(rt, newcomers);
+    arch::device_buffer<T*> made(arriving);
+    if (arriving != 0) detail::make_from_rows(rt, newcomers, made.data());
+    if (arrived != nullptr) *arrived = std::move(made);
   } catch (const error&) {
     failure = std::current_exception();
   }
