@@ -42,10 +42,11 @@ class band_ocean {
     });
   }
 
-  /// Step `s` (1, 2, ...): the fish phase, then the shark phase, as wator::step.
-  void step(std::uint32_t s) {
-    phase<Fish>(s);
-    phase<Shark>(s);
+  /// Step `s` (1, 2, ...): the fish phase, then the shark phase, as wator::step. `timer` times
+  /// the exchanges (halo, claims, migrate) beside the do-alls.
+  void step(std::uint32_t s, shoal::sim::phase_timer& timer) {
+    phase<Fish>(s, timer);
+    phase<Shark>(s, timer);
   }
 
   /// Fish and sharks on all ranks.
@@ -71,11 +72,18 @@ class band_ocean {
   /// One phase for class T (Fish or Shark) of step s. (Public: nvcc refuses device lambdas in
   /// private member functions, and this one's do-alls instantiate some.)
   template <class T>
-  void phase(std::uint32_t s) {
-    space_.fill_ghosts();
+  void phase(std::uint32_t s, shoal::sim::phase_timer& timer) {
+    {
+      auto p = timer.phase("halo");
+      space_.fill_ghosts();
+    }
     rt_->parallel_do<&T::template request<band_grid>>(view_, s);
-    space_.resolve_claims();
+    {
+      auto p = timer.phase("claims");
+      space_.resolve_claims();
+    }
     rt_->parallel_do<&T::template move<band_grid>>(view_);
+    auto p = timer.phase("migrate");
     space_.template move_across<T>();
   }
 

@@ -32,7 +32,7 @@ void expect_same_run_as_one_process(std::uint32_t width, std::uint32_t height, s
   EXPECT_EQ(part.state_hash(), wator::state_hash(one, whole.view(), sum)) << where << ", populated";
   for (std::uint32_t s = 1; s <= steps; ++s) {
     wator::step(one, whole.view(), s, untimed);
-    part.step(s);
+    part.step(s, untimed);
     const wator::populations want = wator::count(census), got = part.count();
     EXPECT_EQ(got.fish, want.fish) << where << ", step " << s;
     EXPECT_EQ(got.sharks, want.sharks) << where << ", step " << s;

@@ -1,0 +1,34 @@
+# cmake -DSERIAL=exe -DPARALLEL=exe -DMPIEXEC=mpiexec -DRANKS=n -DARGS="a|b|c" -DOUT=prefix
+#       -P ShoalCheckRanks.cmake
+# Runs SERIAL ARGS --csv OUT.serial.csv and MPIEXEC -n RANKS PARALLEL ARGS --csv OUT.ranks.csv and
+# fails (FATAL_ERROR) unless both exit 0 with the same CSV file and the same populations and
+# checksum on their summary lines: a model split over ranks must give the one-process results.
+
+string(REPLACE "|" ";" args "${ARGS}")
+
+function(run label out_var)
+  execute_process(COMMAND ${ARGN} RESULT_VARIABLE status OUTPUT_VARIABLE out ERROR_VARIABLE err)
+  if(NOT "${status}" STREQUAL "0")
+    message(FATAL_ERROR "${label}: ${ARGN}\nexit status '${status}'\n--- stdout:\n${out}--- stderr:\n${err}")
+  endif()
+  # The summary line less its timing fields: "<app>: ... <populations> checksum=N".
+  string(REGEX MATCH "[^\n]*checksum=[0-9]+" line "${out}")
+  string(REGEX REPLACE "steps=[0-9]+ seconds=[0-9.]+ steps_per_s=[0-9.]+ " "" line "${line}")
+  if(line STREQUAL "")
+    message(FATAL_ERROR "${label}: no summary line in\n${out}")
+  endif()
+  set(${out_var} "${line}" PARENT_SCOPE)
+endfunction()
+
+file(REMOVE "${OUT}.serial.csv" "${OUT}.ranks.csv")
+run("one process" serial ${SERIAL} ${args} --csv "${OUT}.serial.csv")
+run("${RANKS} ranks" ranks ${MPIEXEC} -n ${RANKS} ${PARALLEL} ${args} --csv "${OUT}.ranks.csv")
+if(NOT serial STREQUAL ranks)
+  message(FATAL_ERROR "summary over ${RANKS} ranks:\n  ${ranks}\none process:\n  ${serial}")
+endif()
+execute_process(COMMAND "${CMAKE_COMMAND}" -E compare_files "${OUT}.serial.csv" "${OUT}.ranks.csv" RESULT_VARIABLE differ)
+if(differ)
+  message(FATAL_ERROR "${OUT}.ranks.csv (${RANKS} ranks) differs from ${OUT}.serial.csv (one process)")
+endif()
+file(READ "${OUT}.ranks.csv" content)
+message(STATUS "ok: ${RANKS} ranks, same CSV and summary as one process (${serial}):\n${content}")
