@@ -50,8 +50,10 @@ template <class T>
 struct band_grid {
   T** cells;                      ///< local cells: halo rows, own rows, halo rows
   sim::claim_word* claims;        ///< their claim words
-  std::uint32_t width, height;    ///< the whole torus
-  std::uint32_t first_row, rows;  ///< this rank's rows
+  std::uint32_t width;            ///< cells per row of the whole torus
+  std::uint32_t height;           ///< rows of the whole torus
+  std::uint32_t first_row;        ///< the first of this rank's rows
+  std::uint32_t rows;             ///< this rank's rows
   std::uint32_t halo;             ///< rows copied from each neighbour
 
   /// The whole torus's geometry (no arrays): for the neighbourhoods.
@@ -72,14 +74,19 @@ struct band_grid {
   SHOAL_HD T*& at(std::uint32_t c) const { return cells[local(c)]; }
   /// Cells of the whole torus.
   SHOAL_HD std::uint64_t size() const { return std::uint64_t{width} * height; }
+  /// sim::grid::von_neumann on the whole torus.
   SHOAL_HD std::uint32_t von_neumann(std::uint32_t c, std::uint32_t (&n)[4]) const { return shape().von_neumann(c, n); }
+  /// sim::grid::moore on the whole torus.
   SHOAL_HD std::uint32_t moore(std::uint32_t c, std::uint32_t (&n)[8]) const { return shape().moore(c, n); }
+  /// sim::grid::for_each_von_neumann on the whole torus.
   template <class F>
   SHOAL_HD void for_each_von_neumann(std::uint32_t c, F&& f) const { shape().for_each_von_neumann(c, f); }
+  /// sim::grid::for_each_moore on the whole torus.
   template <class F>
   SHOAL_HD void for_each_moore(std::uint32_t c, F&& f) const { shape().for_each_moore(c, f); }
-  /// As sim::grid::request and take, for a cell of the band or its halo.
+  /// As sim::grid::request, for a cell of the band or its halo.
   SHOAL_HD void request(std::uint32_t c, sim::claim_word key) const { sim::request(claims[local(c)], key); }
+  /// As sim::grid::take, for a cell of the band or its halo.
   SHOAL_HD bool take(std::uint32_t c, sim::claim_word key) const { return sim::take(claims[local(c)], key); }
 };
 
