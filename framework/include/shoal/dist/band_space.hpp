@@ -28,7 +28,8 @@
 /// nothing else gives the same results for every rank count (tests/dist/wator_band_test.cpp).
 ///
 /// The transport is the first of shoal::dist: rows staged through host memory, and migration by
-/// a download of the class. Correct for any rank count, not yet fast.
+/// a download of the class. Correct for any rank count, not yet fast. Tested with a halo of one
+/// row (Wa-Tor's reach); a model that sees further needs `halo` rows, and bands at least as high.
 
 #include <algorithm>
 #include <cstddef>
