@@ -9,7 +9,8 @@
 ///   $ mpirun -np 4 wator_mpi --steps 500 --csv run.csv      # same run.csv as wator's
 ///
 /// Model is as for sim::run_model (flags, add_flags, check, csv_columns, header, populate, step,
-/// csv_row, result, runtime), made with (flags, options, context). Not offered yet over ranks:
+/// csv_row, result, runtime), made with (flags, options, context). Each rank takes a GPU of its
+/// machine (dist::use_local_device: local rank modulo the GPUs). Not offered yet over ranks:
 /// checkpoints (dist::save/load exist; the driver does not write them), the viewer and
 /// --defrag-every. Exit status as sim::run_model's; an error on one rank is printed by that rank
 /// ("<app>: rank r: ...") and ends every rank (MPI_Abort), since the others would wait for it.
@@ -74,6 +75,7 @@ int run_model(const context& ctx, int argc, char** argv) {
   // A CSV file that rank 0 cannot write ends every rank with exit status 2.
   if (ctx.any(root && !o.csv.empty() && !csv)) return 2;
 
+  use_local_device(ctx);  // one GPU per rank of a machine (none on the cpu backend)
   arch::require_device();
   Model model(flags, o, ctx);
   auto& rt = model.runtime();
