@@ -1,8 +1,11 @@
 # cmake -DSERIAL=exe -DPARALLEL=exe -DMPIEXEC=mpiexec -DRANKS=n -DARGS="a|b|c" -DOUT=prefix
-#       -P ShoalCheckRanks.cmake
+#       [-DRESUME_AT=k -DSTEPS=n -DOTHER_RANKS=m] -P ShoalCheckRanks.cmake
 # Runs SERIAL ARGS --csv OUT.serial.csv and MPIEXEC -n RANKS PARALLEL ARGS --csv OUT.ranks.csv and
 # fails (FATAL_ERROR) unless both exit 0 with the same CSV file and the same populations and
 # checksum on their summary lines: a model split over ranks must give the one-process results.
+# With RESUME_AT (ARGS then without --steps): SERIAL runs STEPS steps; PARALLEL runs RESUME_AT
+# steps with --checkpoint OUT.ckpt, then resumes it to STEPS, and their summaries must agree; then
+# a resume with OTHER_RANKS ranks must exit 2 naming the rank count it was saved by.
 
 string(REPLACE "|" ";" args "${ARGS}")
 
@@ -19,6 +22,31 @@ function(run label out_var)
   endif()
   set(${out_var} "${line}" PARENT_SCOPE)
 endfunction()
+
+if(DEFINED RESUME_AT)
+  file(GLOB old "${OUT}.ckpt.rank*")
+  if(old)
+    file(REMOVE ${old})
+  endif()
+  run("one process" serial ${SERIAL} ${args} --steps ${STEPS})
+  execute_process(COMMAND ${MPIEXEC} -n ${RANKS} ${PARALLEL} ${args} --steps ${RESUME_AT} --checkpoint "${OUT}.ckpt"
+                  RESULT_VARIABLE status OUTPUT_VARIABLE out ERROR_VARIABLE err)
+  if(NOT "${status}" STREQUAL "0")
+    message(FATAL_ERROR "${RANKS} ranks, first ${RESUME_AT} steps: exit status '${status}'\n${out}${err}")
+  endif()
+  run("${RANKS} ranks, resumed" ranks ${MPIEXEC} -n ${RANKS} ${PARALLEL} ${args} --steps ${STEPS} --resume "${OUT}.ckpt")
+  if(NOT serial STREQUAL ranks)
+    message(FATAL_ERROR "summary over ${RANKS} ranks, resumed at step ${RESUME_AT}:\n  ${ranks}\none process:\n  ${serial}")
+  endif()
+  execute_process(COMMAND ${MPIEXEC} -n ${OTHER_RANKS} ${PARALLEL} ${args} --steps ${STEPS} --resume "${OUT}.ckpt"
+                  RESULT_VARIABLE status OUTPUT_VARIABLE out ERROR_VARIABLE err)
+  if("${status}" STREQUAL "0" OR NOT err MATCHES "saved by ${RANKS} ranks; this run has ${OTHER_RANKS}")
+    message(FATAL_ERROR "a resume with ${OTHER_RANKS} ranks of a save by ${RANKS}: exit status '${status}'\n${err}")
+  endif()
+  message(STATUS "ok: ${RANKS} ranks resumed at step ${RESUME_AT} end as one process does (${serial}); "
+                 "${OTHER_RANKS} ranks refused")
+  return()
+endif()
 
 file(REMOVE "${OUT}.serial.csv" "${OUT}.ranks.csv")
 run("one process" serial ${SERIAL} ${args} --csv "${OUT}.serial.csv")

@@ -69,6 +69,21 @@ class band_ocean {
     return ctx_->sum(std::vector<std::uint64_t>{sum.read(0)})[0];
   }
 
+  /// After a resume (runtime::load_heap): every agent on its cell, as `cell` says.
+  void place_all() {
+    place_all_of<Fish>();
+    place_all_of<Shark>();
+  }
+  /// place_all() for class T. (Public: see phase().)
+  template <class T>
+  void place_all_of() {
+    const std::vector<T*> objects = rt_->template download<T>().objects();
+    if (objects.empty()) return;
+    shoal::arch::device_buffer<T*> on_device(objects.size());
+    on_device.upload(objects);
+    space_.place(on_device);
+  }
+
   /// One phase for class T (Fish or Shark) of step s. (Public: nvcc refuses device lambdas in
   /// private member functions, and this one's do-alls instantiate some.)
   template <class T>
