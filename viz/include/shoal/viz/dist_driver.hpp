@@ -11,7 +11,7 @@
 /// Model is as for sim::run_model (flags, add_flags, check, csv_columns, header, populate, step,
 /// csv_row, result, runtime, and save/resume for checkpoints), made with (flags, options,
 /// context). Each rank takes a GPU of its machine (dist::use_local_device: local rank modulo the
-/// GPUs). `--checkpoint PATH` writes one file per rank, PATH.rank<r>-of-<n> (the model's save()
+/// GPUs). `--checkpoint PATH` writes one file per rank, PATH.rank{r}-of-{n} (the model's save()
 /// and a part header: a token rank 0 drew for the save, the rank, the rank count), and
 /// `--resume PATH` reads them back with the same rank count (another count, or parts of two saves,
 /// is one clear line and exit status 2). Not offered yet over ranks: the viewer and
