@@ -131,15 +131,16 @@ int run_model(const context& ctx, int argc, char** argv) {
   }
   const sim::run_options& o = cli.options();
   std::optional<sim::csv_writer> csv;
+  int csv_failed = 0;
   if (root && !o.csv.empty()) {
     try {
       csv.emplace(o.csv, Model::csv_columns());
     } catch (const sim::csv_error& e) {
-      return cli.fail(std::string("--csv: ") + e.what());
+      csv_failed = cli.fail(std::string("--csv: ") + e.what());
     }
   }
-  // A CSV file that rank 0 cannot write ends every rank with exit status 2.
-  if (ctx.any(root && !o.csv.empty() && !csv)) return 2;
+  // A CSV file that rank 0 cannot write ends every rank with exit status 2 (all of them ask).
+  if (ctx.any(csv_failed != 0)) return 2;
 
   use_local_device(ctx);  // one GPU per rank of a machine (none on the cpu backend)
   arch::require_device();
