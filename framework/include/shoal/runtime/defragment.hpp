@@ -197,12 +197,25 @@ defrag_stats defragment_heap(const heap_view& v, std::uint32_t types, double max
   const std::uint64_t B = v.blocks;
   const heap_view hv = v;
 
-  // Scratch: histograms and counts, then per-block and per-move arrays.
+  // The field tables of step 4, known from the class list alone: every pointer field that may
+  // need rewriting, and every field that moves.
+  const auto heap_pointer_fields = checkpoint::pointer_fields<Heap>();
+  std::size_t pointer_field_count = 0;
+  for (std::uint32_t t = 0; t < T; ++t) pointer_field_count += heap_pointer_fields[t].size();
+  std::vector<field_place> places;
+  std::vector<std::uint32_t> place_first;
+  field_places<Heap>(places, place_first);
+
+  // Scratch: histograms and counts, then per-block arrays and the field tables, all in the arena
+  // the runtime keeps (a device buffer of their own per call cost a cudaMalloc and a cudaFree,
+  // which waits for the device, each).
   scratch_carver c;
   const std::uint64_t at_hist = c.add((T * bins + 2) * 8);
   const std::uint64_t at_rank = c.add(B * 8), at_src = c.add(B * 8), at_tgt = c.add(B * 8), at_free = c.add(B * 8);
   const std::uint64_t at_first = c.add(B * 4), at_role = c.add(B * 4), at_taken = c.add(B * 4);
   const std::uint64_t at_moved = c.add(B * 8), at_tblock = c.add(B * 8), at_tstart = c.add(B * 8);
+  const std::uint64_t at_rewrite = c.add(pointer_field_count * sizeof(field_place));
+  const std::uint64_t at_places = c.add(places.size() * sizeof(field_place));
   if (scratch.arena.size() < c.bytes()) scratch.arena = arch::device_buffer<std::byte>(c.bytes());
   std::byte* base = scratch.arena.data();
   auto* hist = reinterpret_cast<std::uint64_t*>(base + at_hist);  // [T][bins], then used blocks, free blocks
@@ -216,6 +229,8 @@ defrag_stats defragment_heap(const heap_view& v, std::uint32_t types, double max
   auto* moved = reinterpret_cast<std::uint64_t*>(base + at_moved);
   auto* tblock = reinterpret_cast<std::uint64_t*>(base + at_tblock);
   auto* tstart = reinterpret_cast<std::uint64_t*>(base + at_tstart);
+  auto* d_rewrite = reinterpret_cast<field_place*>(base + at_rewrite);
+  auto* d_places = reinterpret_cast<field_place*>(base + at_places);
 
   // 1. Fill histograms of the sparse blocks of each asked class, and the blocks in use.
   per_class lim{};  // per class: blocks with fewer objects are sparse (0: class not asked)
@@ -333,7 +348,6 @@ defrag_stats defragment_heap(const heap_view& v, std::uint32_t types, double max
 
   // 4. Rewrite every heap pointer to a moved object (fields of live objects where they are now,
   //    then the registered arrays), then copy the moved objects, their pointers already rewritten.
-  const auto heap_pointer_fields = checkpoint::pointer_fields<Heap>();
   std::vector<field_place> rewrite;
   per_class rf{};  // class t's fields to rewrite: rewrite[rf.of[t] .. rf.of[t + 1])
   for (std::uint32_t t = 0; t < T; ++t) {
@@ -342,15 +356,10 @@ defrag_stats defragment_heap(const heap_view& v, std::uint32_t types, double max
       if ((pf.targets & moved_types) != 0) rewrite.push_back({pf.offset, 8, pf.count});
   }
   rf.of[T] = static_cast<std::uint32_t>(rewrite.size());
-  std::vector<field_place> places;
-  std::vector<std::uint32_t> place_first;
-  field_places<Heap>(places, place_first);
-  // Field tables are small: one upload each (they are freed after the synchronize below).
-  arch::device_buffer<field_place> d_rewrite(std::max<std::size_t>(rewrite.size(), 1)), d_places(std::max<std::size_t>(places.size(), 1));
-  if (!rewrite.empty()) d_rewrite.upload(rewrite);
-  if (!places.empty()) d_places.upload(places);
+  if (!rewrite.empty()) arch::copy_to_device(d_rewrite, rewrite.data(), rewrite.size() * sizeof(field_place));
+  if (!places.empty()) arch::copy_to_device(d_places, places.data(), places.size() * sizeof(field_place));
   if (!rewrite.empty()) {
-    const field_place* rw = d_rewrite.data();
+    const field_place* rw = d_rewrite;
     arch::for_each_index(B * 64, [=] SHOAL_DEVICE(std::size_t i) {
       const std::uint64_t b = i / 64, s = i % 64;
       const block_header hb = hv.headers[b];
@@ -373,7 +382,7 @@ defrag_stats defragment_heap(const heap_view& v, std::uint32_t types, double max
   {
     per_class pr{};  // class t's fields: places[pr.of[t] .. pr.of[t + 1])
     for (std::uint32_t t = 0; t <= T; ++t) pr.of[t] = place_first[t];
-    const field_place* pl = d_places.data();
+    const field_place* pl = d_places;
     arch::for_each_index(B * 64, [=] SHOAL_DEVICE(std::size_t i) {
       const std::uint64_t b = i / 64, s = i % 64;
       if (((moved[b] >> s) & 1u) == 0) return;
