@@ -480,7 +480,13 @@ SHOAL_DEVICE SHOAL_NOINLINE inline void prepare_generation(const heap_view& h, s
   // generations of scattered holes would serve one prepare (a random walk and two round trips to
   // the L2) at a time. The preparer's own group (indices below group_end) does not count.
   const std::uint32_t mine = static_cast<std::int32_t>(group_end - start) > 0 ? group_end : start;
-  const bool busy = static_cast<std::int32_t>(arch::load_relaxed(s.next) - mine) > 0;
+  const auto waiting = static_cast<std::int32_t>(arch::load_relaxed(s.next) - mine);
+  const bool busy = waiting > 0;
+  // A fresh run holds at least what is waiting already: a run that only doubles from one block
+  // (it starts small again after holes) made a burst wait for one prepare per doubling.
+  const std::uint32_t capacity = h.capacity[t];
+  const std::uint32_t demand = busy ? (static_cast<std::uint32_t>(waiting) + capacity - 1) / capacity : 0u;
+  const std::uint32_t want = run > demand ? run : demand;
   reservation r;
   std::uint32_t unsure = 0;
   for (std::uint32_t round = 0;; ++round) {
@@ -494,7 +500,7 @@ SHOAL_DEVICE SHOAL_NOINLINE inline void prepare_generation(const heap_view& h, s
     if (r.holes > 0 && !(r.sparse && mix)) break;
     if (!h.free_blocks().empty()) {
       const std::uint32_t cap = fresh_run_cap(h);
-      take_fresh(h, t, rng, run < cap ? run : cap, r);
+      take_fresh(h, t, rng, want < cap ? want : cap, r);
       if (r.run != 0) break;
     }
     if (r.holes > 0) break;  // sparse holes, and the free blocks went meanwhile
