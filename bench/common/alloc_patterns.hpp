@@ -195,8 +195,10 @@ class Critter : public object<CritterHeap, Critter> {
 };
 
 /// One do-all over `n` Critters (made by parallel_new, untimed), each born and dying with the
-/// same probability (basis points), or none of that (`allocate` false).
-inline void birth_death(benchmark::State& state, std::uint64_t n, std::uint32_t bp, bool allocate) {
+/// same probability (basis points), or none of that (`allocate` false). With `steady`, the timed
+/// do-all is the second one: the first (untimed) leaves what a model's step finds from the step
+/// before, stocks holding reservations and blocks with the holes of its deaths.
+inline void birth_death(benchmark::State& state, std::uint64_t n, std::uint32_t bp, bool allocate, bool steady) {
   runtime<CritterHeap> rt(heap_bytes_for<Critter>(2 * n));
   const auto probability = static_cast<std::uint32_t>(static_cast<double>(bp) / 10000.0 * 4294967296.0);
   device_timer timer;
@@ -205,6 +207,7 @@ inline void birth_death(benchmark::State& state, std::uint64_t n, std::uint32_t 
     rt.clear();
     rt.parallel_new<Critter>(n);
     rt.synchronize();
+    if (steady) rt.parallel_do<&Critter::live>(probability, probability, ++salt, allocate);
     ++salt;
     state.SetIterationTime(timer.seconds([&] { rt.parallel_do<&Critter::live>(probability, probability, salt, allocate); }));
     if (failed(state, rt)) break;
@@ -241,8 +244,10 @@ void add_allocation_patterns(Add add, std::initializer_list<std::uint64_t> threa
   for (const std::uint32_t bp : {100u, 1000u, 5000u}) {
     char pct[16];
     std::snprintf(pct, sizeof pct, "%g", bp / 100.0);
-    for (const bool allocate : {false, true})
-      add(std::string("birth_death/pct:") + pct + "/alloc:" + (allocate ? "1" : "0") + o, birth_death, critters, bp, allocate);
+    for (const bool steady : {false, true})
+      for (const bool allocate : {false, true})
+        add(std::string("birth_death/pct:") + pct + "/alloc:" + (allocate ? "1" : "0") + (steady ? "/steady" : "") + o,
+            birth_death, critters, bp, allocate, steady);
   }
 }
 

@@ -7,8 +7,8 @@
 ///   allocated[t][b] ⇔ block b belongs to type t
 ///   active[t][b]    ⇔ block b belongs to t and free_slots != 0
 /// Every change of free_slots between zero and non-zero is made by one atomic, and the thread
-/// whose atomic made it owns the matching change of active[t][b] and performs it with the
-/// retrying set()/clear(), so the pairs can never be lost, whatever the interleaving.
+/// whose atomic made it owns the matching change of active[t][b] and performs it as a flip
+/// (bitmap_ref::flip_owned_bits), so the pairs can never be lost, whatever the interleaving.
 
 #include <cstdint>
 
