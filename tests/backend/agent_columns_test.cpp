@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <type_traits>
 #include <vector>
 
@@ -202,6 +203,19 @@ TEST(AgentColumns, AnUploadLargerThanTheHeapReportsOutOfMemory) {
   } catch (const out_of_memory& e) {
     EXPECT_NE(e.type_name().find("Small"), std::string::npos) << e.type_name();
   }
+}
+
+TEST(AgentColumns, FieldNamesAreAsSpelledInTheFieldListBasesFirst) {
+  using shoal::detail::field_name;
+  EXPECT_STREQ(field_name<Node>(0), "value");
+  EXPECT_STREQ(field_name<Node>(4), "history");
+  EXPECT_STREQ(field_name<Node>(5), "tag");
+  EXPECT_STREQ(field_name<Animal>(1), "counts");
+  EXPECT_STREQ(field_name<Dog>(0), "legs");    // Animal's, first
+  EXPECT_STREQ(field_name<Dog>(2), "bark");    // then Dog's own
+  EXPECT_STREQ(field_name<Dog>(3), "bones");
+  EXPECT_STREQ(field_name<Cat>(2), "purr");
+  static_assert(std::string_view(field_name<Dog>(3)) == "bones");  // known at compile time
 }
 
 }  // namespace shoal::test

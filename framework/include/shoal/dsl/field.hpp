@@ -68,6 +68,16 @@ struct all_fields {
 template <class T>
 using all_fields_t = typename all_fields<T>::type;
 
+/// The name of field k of T's list (bases' first), as SHOAL_FIELDS spells it.
+template <class T>
+constexpr const char* field_name(std::size_t k) {
+  constexpr std::size_t inherited = all_fields_t<T>::size - own_fields<T>::type::size;
+  if constexpr (inherited > 0)
+    if (k < inherited) return field_name<typename T::shoal_base>(k);
+  if constexpr (own_fields<T>::type::size > 0) return T::shoal_own_field_name(static_cast<int>(k - inherited));
+  return "";
+}
+
 template <class T>
 struct field_shape {
   using element = T;
@@ -210,6 +220,7 @@ class field {
 
 #define SHOAL_FIELD_TYPE_(i, t) , SHOAL_PP_FIRST(t)
 #define SHOAL_FIELD_DECL_(i, t) ::shoal::field<shoal_fields_owner, i, SHOAL_PP_FIRST(t)> SHOAL_PP_SECOND(t);
+#define SHOAL_FIELD_NAME_(i, t) , SHOAL_PP_STRING(SHOAL_PP_SECOND(t))
 
 /// Declares the fields of `Class`, each once, as `(type, name)` pairs. Array fields are
 /// written `(int[4], name)`. Types containing commas need an alias.
@@ -218,7 +229,13 @@ class field {
   using shoal_fields_owner = Class;                                                       \
   using shoal_own_fields =                                                                \
       ::shoal::detail::drop_first_t<void SHOAL_PP_FOR_EACH_I(SHOAL_FIELD_TYPE_, __VA_ARGS__)>; \
-  SHOAL_PP_FOR_EACH_I(SHOAL_FIELD_DECL_, __VA_ARGS__)
+  SHOAL_PP_FOR_EACH_I(SHOAL_FIELD_DECL_, __VA_ARGS__)                                     \
+  /* The name of own field i, as written (a function: a class local to a function may have \
+     no static data member). */                                                           \
+  static constexpr const char* shoal_own_field_name(int i) {                              \
+    constexpr const char* names[] = {nullptr SHOAL_PP_FOR_EACH_I(SHOAL_FIELD_NAME_, __VA_ARGS__)}; \
+    return names[i + 1];                                                                  \
+  }
 
 namespace shoal::detail {
 template <class First, class... Rest>

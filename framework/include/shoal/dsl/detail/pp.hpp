@@ -60,3 +60,5 @@
 #define SHOAL_PP_SECOND_(a, b, ...) b
 #define SHOAL_PP_FIRST(t) SHOAL_PP_FIRST_ t
 #define SHOAL_PP_SECOND(t) SHOAL_PP_SECOND_ t
+#define SHOAL_PP_STRING_(x) #x
+#define SHOAL_PP_STRING(x) SHOAL_PP_STRING_(x)
