@@ -327,9 +327,15 @@ class app_cli {
     std::string line(message);
     for (char& c : line)
       if (c == '\n') c = ' ';
-    std::fprintf(stderr, "%s: error: %s (see %s --help)\n", name_.c_str(), line.c_str(), name_.c_str());
+    last_error_ = line;
+    if (!hold_errors_) std::fprintf(stderr, "%s: error: %s (see %s --help)\n", name_.c_str(), line.c_str(), name_.c_str());
     return 2;
   }
+  /// For a program that reports errors its own way (the Python module raises them): fail()
+  /// keeps its message for last_error() instead of printing it.
+  void hold_errors() { hold_errors_ = true; }
+  /// The message of the last fail() ("" before any), without the program's name.
+  const std::string& last_error() const { return last_error_; }
 
  private:
   std::string name_;
@@ -363,6 +369,8 @@ class app_cli {
   CLI::Option* resume_option_ = nullptr;
   std::optional<shoal::checkpoint::reader> resume_;
   std::uint64_t resume_step_ = 0;
+  bool hold_errors_ = false;
+  mutable std::string last_error_;
 
   /// A saved value as the command line would give it: decimal digits, or the shortest text that
   /// reads back as the same floating-point value ("nan", "inf" too).
