@@ -4,6 +4,8 @@
 #
 #   1. installs missing Debian packages (apt-get; only when something is missing)
 #   2. cpu-release:  configure, build, ctest
+#      python:       the Python module (pip install . in build/python-venv) and its tests
+#                    (scripts/python-tests.sh; not run, with a note, when PyPI cannot be reached)
 #      downstream:   build the libraries only (preset cpu-lib, -B outside the checkout), install
 #                    them to a temporary prefix, build examples/downstream against them
 #                    (find_package(shoal)) and run it: the package as a user's project sees it
@@ -94,7 +96,7 @@ build_downstream() {
 # ---------------------------------------------------------------------------------------------
 begin_step packages
 shoal_section "packages"
-shoal_ensure_packages "${SHOAL_PACKAGES[@]}" "${SHOAL_MPI_PACKAGES[@]}"
+shoal_ensure_packages "${SHOAL_PACKAGES[@]}" "${SHOAL_MPI_PACKAGES[@]}" "${SHOAL_PYTHON_PACKAGES[@]}"
 echo "cmake $(cmake --version | sed -n '1s/cmake version //p'), ninja $(ninja --version)," \
   "$(g++ --version | head -n1), $(nproc) cores${CI:+, CI=$CI}"
 end_step
@@ -104,6 +106,18 @@ begin_step cpu-release
 configure_and_build cpu-release
 shoal_section "cpu-release: test"
 shoal_timed ctest --preset cpu-release
+end_step
+
+# ---------------------------------------------------------------------------------------------
+begin_step python
+shoal_section "python: pip install . (cpu backend) in a virtual environment, pytest tests/python"
+python_rc=0
+scripts/python-tests.sh build/cpu-release/bin || python_rc=$?
+if ((python_rc == 3)); then
+  NOTE="${NOTE:+$NOTE; }Python tests not run (nanobind could not be installed from PyPI)"
+elif ((python_rc != 0)); then
+  exit "$python_rc"
+fi
 end_step
 
 # ---------------------------------------------------------------------------------------------

@@ -15,6 +15,9 @@
 SHOAL_OPTIONAL_PACKAGES=(libsdl2-dev libstb-dev zlib1g-dev xvfb xauth python3-matplotlib)
 # Only the tests want MPI (scripts/test.sh installs these too; the demo does not).
 SHOAL_MPI_PACKAGES=(libopenmpi-dev openmpi-bin)
+# The Python module's tests (scripts/python-tests.sh: a virtual environment, Python's headers);
+# nanobind and scikit-build-core come from PyPI into that environment (Debian 12 has neither).
+SHOAL_PYTHON_PACKAGES=(python3-venv python3-dev python3-pip)
 SHOAL_PACKAGES=(cmake ninja-build g++ libgtest-dev libbenchmark-dev libcli11-dev librandom123-dev python3
                 "${SHOAL_OPTIONAL_PACKAGES[@]}")
 SHOAL_MIN_CMAKE=3.25
@@ -41,7 +44,11 @@ shoal_ensure_packages() {
       echo "packages: installing ${missing[*]}"
       local required=() optional=()
       for p in "${missing[@]}"; do
-        if [[ " ${SHOAL_OPTIONAL_PACKAGES[*]} ${SHOAL_MPI_PACKAGES[*]} " == *" $p "* ]]; then optional+=("$p"); else required+=("$p"); fi
+        if [[ " ${SHOAL_OPTIONAL_PACKAGES[*]} ${SHOAL_MPI_PACKAGES[*]} ${SHOAL_PYTHON_PACKAGES[*]} " == *" $p "* ]]; then
+          optional+=("$p")
+        else
+          required+=("$p")
+        fi
       done
       local sudo=()
       if ((EUID != 0)); then

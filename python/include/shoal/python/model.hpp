@@ -1,0 +1,295 @@
+#pragma once
+/// @file
+/// A Shoal model as a Python class (nanobind): the model class that `shoal::sim::run_model` runs
+/// as a program (see shoal/viz/driver.hpp and docs/tutorial.md) becomes, with one line,
+///
+///   shoal::python::bind_model<wator::app>(module, "WaTor");
+///
+///   m = WaTor(width=512, height=512, seed=7)   # the program's flags as keywords, same defaults
+///   m.step(100)                                 # GIL released; Ctrl-C stops between two steps
+///   m.census()                                  # {"fish": ..., "sharks": ...}
+///   m.row()                                     # the CSV row now: {"fish": ..., ...}
+///   m.agents("Fish")                            # {"cell": array, "energy": array, ...}
+///   m.save("run.shoal"); WaTor.resume("run.shoal")
+///
+/// The keywords go through the program's own command-line parser (sim::parse_model_command_line),
+/// so the defaults, the checks and the one-line messages are the program's: a bad value raises
+/// ValueError with the line the program would print, an unknown keyword TypeError. The same
+/// seed and flags give the same numbers as the command line (`steps`, `checksum()`, the CSV row).
+/// A checkpoint saved here resumes with `--resume` and the other way round.
+///
+/// Columns are NumPy arrays that own a copy (runtime::download: every live object of the class
+/// and its subclasses, in heap order). A field of numbers becomes an array of that type (N
+/// columns for an array field `T[N]`), a pointer field the addresses as uint64 (0 for null), any
+/// other type its bytes (uint8, one row per object).
+
+#include <nanobind/nanobind.h>
+#include <nanobind/ndarray.h>
+#include <nanobind/stl/string.h>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include "shoal/viz/driver.hpp"
+
+namespace shoal::python {
+
+namespace nb = nanobind;
+
+namespace detail {
+
+template <class R>
+struct heap_of;
+template <class H>
+struct heap_of<shoal::runtime<H>> {
+  using type = H;
+};
+
+/// The flag a keyword stands for: heap_mb → --heap-mb.
+inline std::string flag_of(std::string keyword) {
+  for (char& c : keyword)
+    if (c == '_') c = '-';
+  return "--" + keyword;
+}
+
+/// The program's flags that a Python model has no use for: it steps, saves, resumes, times and
+/// draws through its methods.
+inline bool program_only(const std::string& flag) {
+  for (const char* f : {"--steps", "--csv", "--csv-every", "--frames", "--frame-every", "--frame-size", "--overlay",
+                        "--window", "--screenshot-at", "--checkpoint", "--checkpoint-every", "--resume",
+                        "--defrag-every", "--quiet", "--timing", "--help"})
+    if (flag == f) return true;
+  return false;
+}
+
+/// A CSV cell as a Python number: an int, or a float for a decimal (or nan, inf).
+inline nb::object number_of(const std::string& text) {
+  if (text.find_first_of(".ni") != std::string::npos) return nb::float_(std::stod(text));
+  if (!text.empty() && text[0] == '-') return nb::int_(std::stoll(text));
+  return nb::int_(std::stoull(text));
+}
+
+/// The class name without its namespaces: "wator::Fish" → "Fish".
+template <class T>
+std::string short_name() {
+  const std::string_view full = shoal::detail::type_name<T>();
+  const auto colon = full.rfind("::");
+  return std::string(colon == std::string_view::npos ? full : full.substr(colon + 2));
+}
+
+/// A NumPy array that owns `values` (moved in), `width` columns per row (1: one dimension).
+template <class E>
+nb::object array_of(std::vector<E>&& values, std::size_t width) {
+  auto* owned = new std::vector<E>(std::move(values));
+  nb::capsule owner(owned, [](void* p) noexcept { delete static_cast<std::vector<E>*>(p); });
+  const std::size_t rows = owned->size() / width;
+  if (width == 1) return nb::ndarray<nb::numpy, E>(owned->data(), {rows}, owner).cast();
+  return nb::ndarray<nb::numpy, E>(owned->data(), {rows, width}, owner).cast();
+}
+
+/// Column K of `columns` (one per field) into `out` under the field's name.
+template <class T, std::size_t K>
+void put_column(shoal::agent_columns<T>& columns, nb::dict& out) {
+  auto& column = columns.template column<K>();
+  using row = typename std::remove_cvref_t<decltype(column)>::value_type;
+  using field = shoal::detail::field_at<T, K>;
+  using element = typename field::element;
+  constexpr std::size_t width = field::count;
+  const std::size_t n = column.size();
+  nb::object array;
+  if constexpr (std::is_arithmetic_v<element>) {
+    std::vector<element> flat(n * width);
+    std::memcpy(flat.data(), column.data(), n * sizeof(row));
+    array = array_of(std::move(flat), width);
+  } else if constexpr (std::is_pointer_v<element>) {
+    std::vector<std::uint64_t> flat(n * width);
+    std::memcpy(flat.data(), column.data(), n * sizeof(row));
+    array = array_of(std::move(flat), width);
+  } else {
+    std::vector<std::uint8_t> flat(n * sizeof(row));
+    std::memcpy(flat.data(), column.data(), flat.size());
+    array = array_of(std::move(flat), sizeof(row));
+  }
+  out[shoal::detail::field_name<T>(K)] = array;
+}
+
+template <class T, std::size_t... K>
+nb::dict columns_of(shoal::agent_columns<T>& columns, std::index_sequence<K...>) {
+  nb::dict out;
+  (put_column<T, K>(columns, out), ...);
+  return out;
+}
+
+}  // namespace detail
+
+/// One model of App, its flags as the program parsed them, and the steps it has run.
+template <class App>
+class model {
+ public:
+  using heap = typename detail::heap_of<std::remove_cvref_t<decltype(std::declval<App&>().runtime())>>::type;
+
+  /// From the program's command line (words[0] is the program's name).
+  explicit model(const std::vector<std::string>& words)
+      : cli_(App::name, App::description, sim::model_defaults<App>()) {
+    cli_.hold_errors();
+    std::vector<const char*> argv;
+    for (const std::string& w : words) argv.push_back(w.c_str());
+    if (sim::parse_model_command_line<App>(cli_, flags_, static_cast<int>(argv.size()), argv.data()) >= 0)
+      throw nb::value_error(cli_.last_error().c_str());
+    arch::require_device();
+    try {
+      app_.emplace(flags_, cli_.options());
+    } catch (const sim::usage_error& e) {
+      throw nb::value_error(e.what());
+    } catch (const backend_error& e) {
+      if constexpr (requires { App::sized_by; })
+        throw nb::value_error((std::string(App::sized_by) + ": " + e.what()).c_str());
+      else
+        throw nb::value_error((std::string("heap_mb: ") + e.what()).c_str());
+    }
+    if (const checkpoint::reader* r = cli_.resume()) {
+      if constexpr (sim::model_with_checkpoints<App>) {
+        try {
+          app_->resume(*r);
+        } catch (const checkpoint_error& e) {
+          throw nb::value_error(e.what());
+        }
+      }
+      steps_ = cli_.resume_step();
+    } else if constexpr (requires(App& a) { a.populate(); }) {
+      app_->populate();
+    }
+    app_->runtime().synchronize();
+  }
+
+  /// The words of the program's command line that `keywords` stand for; TypeError for a keyword
+  /// that is not one of the model's flags (or one only the program uses).
+  static std::vector<std::string> words_of(const nb::kwargs& keywords, const char* python_name) {
+    sim::app_cli probe(App::name, App::description, sim::model_defaults<App>());
+    typename App::flags flags;
+    sim::flag_table<typename App::flags> table(probe.app(), flags);
+    App::add_flags(table, flags);
+    std::vector<std::string> words{App::name};
+    for (auto [key, value] : keywords) {
+      const std::string keyword = nb::cast<std::string>(key);
+      const std::string flag = detail::flag_of(keyword);
+      if (detail::program_only(flag) || probe.app().get_option_no_throw(flag) == nullptr)
+        throw nb::type_error((std::string(python_name) + "() got an unexpected keyword argument '" + keyword + "'").c_str());
+      if (nb::isinstance<nb::bool_>(value)) {
+        if (nb::cast<bool>(value)) words.push_back(flag);
+        continue;
+      }
+      if (!nb::isinstance<nb::int_>(value) && !nb::isinstance<nb::float_>(value) && !nb::isinstance<nb::str>(value))
+        throw nb::type_error((std::string(python_name) + "(): " + keyword + " must be a number or a string, not " +
+                              nb::cast<std::string>(nb::str(value.type().attr("__name__"))))
+                                 .c_str());
+      words.push_back(flag);
+      words.push_back(nb::cast<std::string>(nb::str(value)));
+    }
+    return words;
+  }
+
+  /// Runs `n` steps with the GIL released. Ctrl-C (any pending signal) stops between two steps
+  /// with the model consistent and `steps` counting the steps done.
+  void step(std::uint64_t n) {
+    nb::gil_scoped_release released;
+    try {
+      for (std::uint64_t i = 0; i < n; ++i) {
+        app_->step(steps_ + 1, timer_);
+        ++steps_;
+        if (i + 1 < n) {
+          nb::gil_scoped_acquire held;
+          if (PyErr_CheckSignals() != 0) throw nb::python_error();
+        }
+      }
+      app_->runtime().synchronize();
+    } catch (...) {
+      app_->runtime().synchronize();
+      throw;
+    }
+  }
+
+  std::uint64_t steps() const { return steps_; }
+
+  /// The populations the program's summary line gives, by name.
+  nb::dict census() {
+    nb::dict out;
+    for (const auto& [name, count] : app_->result().populations) out[name.c_str()] = count;
+    return out;
+  }
+  /// The program's checksum of the state now.
+  std::uint64_t checksum() { return app_->result().checksum; }
+  /// The CSV row of the state now, by column.
+  nb::dict row() {
+    nb::dict out;
+    const std::vector<std::string> columns = App::csv_columns();
+    const std::vector<sim::csv_value> values = app_->csv_row();
+    for (std::size_t i = 0; i < columns.size() && i < values.size(); ++i)
+      out[columns[i].c_str()] = detail::number_of(values[i].text());
+    return out;
+  }
+
+  /// Every live object of the class `name` (and its subclasses), one NumPy array per field.
+  nb::dict agents(const std::string& name) {
+    std::optional<nb::dict> out;
+    std::string classes;
+    heap::for_each_type([&]<class T>() {
+      const std::string n = detail::short_name<T>();
+      classes += (classes.empty() ? "" : ", ") + n;
+      if (out || n != name) return;
+      auto columns = app_->runtime().template download<T>();
+      out = detail::columns_of<T>(columns, std::make_index_sequence<shoal::agent_columns<T>::field_count>());
+    });
+    if (!out) throw nb::value_error(("agents(): " + std::string(App::name) + " has no class '" + name + "' (its classes: " + classes + ")").c_str());
+    return *out;
+  }
+
+  /// Writes a checkpoint that this class's resume() and the program's --resume read.
+  void save(const std::string& path)
+    requires sim::model_with_checkpoints<App>
+  {
+    sim::write_checkpoint(path, App::name, steps_, cli_.options().seed, [&](checkpoint::writer& w) { app_->save(w); });
+  }
+
+  /// The words of a resumed model's command line.
+  static std::vector<std::string> resume_words(const std::string& path) {
+    return {App::name, "--resume", path, "--steps", std::to_string(sim::max_steps)};
+  }
+
+ private:
+  sim::app_cli cli_;
+  typename App::flags flags_;
+  std::optional<App> app_;
+  sim::phase_timer timer_{false};
+  std::uint64_t steps_ = 0;
+};
+
+/// Adds App to `scope` as the Python class `python_name`.
+template <class App>
+nb::class_<model<App>> bind_model(nb::handle scope, const char* python_name) {
+  using M = model<App>;
+  nb::class_<M> c(scope, python_name, App::description);
+  const std::string name = python_name;
+  c.def(
+      "__init__", [name](M* self, nb::kwargs keywords) { new (self) M(M::words_of(keywords, name.c_str())); },
+      "The model with the program's flags as keywords (heap_mb for --heap-mb), the same defaults.");
+  c.def("step", &M::step, nb::arg("n") = 1, "Runs n steps (the GIL released; Ctrl-C stops between steps).");
+  c.def_prop_ro("steps", &M::steps, "Steps run so far (a resumed model counts the saved ones).");
+  c.def("census", &M::census, "The populations of the program's summary line, by name.");
+  c.def("checksum", &M::checksum, "The program's checksum of the state now.");
+  c.def("row", &M::row, "The program's CSV row of the state now, by column.");
+  c.def("agents", &M::agents, nb::arg("name"),
+        "Every live object of a class (and of its subclasses): one NumPy array per field.");
+  if constexpr (sim::model_with_checkpoints<App>) {
+    c.def("save", &M::save, nb::arg("path"), "Writes a checkpoint (the program's --resume reads it too).");
+    c.def_static(
+        "resume", [](const std::string& path) { return new M(M::resume_words(path)); }, nb::arg("path"),
+        nb::rv_policy::take_ownership, "The model saved in a checkpoint, ready to step on.");
+  }
+  return c;
+}
+
+}  // namespace shoal::python

@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Builds the Python module on the cpu backend (pip install . into the virtual environment
+# build/python-venv, build tree build/python) and runs its tests (pytest tests/python) against
+# the programs in BIN_DIR (default build/cpu-release/bin: the tests compare with them).
+#
+#   scripts/python-tests.sh [BIN_DIR]
+#
+# Exit status: 0 passed, 1 failed, 3 not run because nanobind and scikit-build-core could not be
+# installed from PyPI (offline). Needs python3-venv and python3-dev (scripts/test.sh installs them).
+set -Eeuo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+
+bin_dir=$(cd "${1:-build/cpu-release/bin}" && pwd)
+venv=build/python-venv
+if [[ ! -x "$venv/bin/python" ]]; then
+  python3 -m venv "$venv"
+fi
+if ! "$venv/bin/python" -m pip install -q nanobind scikit-build-core numpy pytest; then
+  echo "python-tests: could not install nanobind, scikit-build-core, numpy and pytest from PyPI" >&2
+  exit 3
+fi
+# --no-build-isolation: the build uses the environment's nanobind and scikit-build-core, and
+# build/python keeps the build tree between runs.
+"$venv/bin/python" -m pip install -q --no-build-isolation --config-settings=build-dir=build/python .
+# From another folder: `import shoal` must find the installed package, not python/shoal.
+cd build
+SHOAL_APPS_BIN="$bin_dir" "../$venv/bin/python" -m pytest -q -p no:cacheprovider ../tests/python
