@@ -3,7 +3,12 @@
 
 #include <nanobind/nanobind.h>
 
+#include "barnes_hut/barnes_hut_app.hpp"
+#include "collision/collision_app.hpp"
+#include "generation/generation_app.hpp"
+#include "nbody/nbody_app.hpp"
 #include "shoal/python/model.hpp"
+#include "sugarscape/sugarscape_app.hpp"
 #include "traffic/traffic_app.hpp"
 #include "wator/wator_app.hpp"
 
@@ -27,4 +32,9 @@ NB_MODULE(_shoal, m) {
   nb::module_ apps = m.def_submodule("apps", "The apps of Shoal's apps/ folder, with their flags as keywords");
   shoal::python::bind_model<wator::app>(apps, "WaTor");
   shoal::python::bind_model<traffic::app>(apps, "Traffic");
+  shoal::python::bind_model<sugarscape::app>(apps, "Sugarscape");
+  shoal::python::bind_model<nbody::app>(apps, "NBody");
+  shoal::python::bind_model<barnes_hut::app>(apps, "BarnesHut");
+  shoal::python::bind_model<collision::app>(apps, "Collision");
+  shoal::python::bind_model<generation::app>(apps, "Generation");
 }

@@ -15,6 +15,7 @@ import numpy as np
 import pytest
 
 import shoal
+from shoal import apps
 from shoal.apps import Traffic, WaTor
 
 BIN = os.environ.get("SHOAL_APPS_BIN", "")
@@ -42,6 +43,25 @@ def test_a_model_gives_the_programs_numbers():
     line = program("traffic", "--seed", "3", "--steps", "12")
     assert t.census()["cars"] == int(line["cars"])
     assert t.checksum() == int(line["checksum"])
+
+
+@pytest.mark.parametrize(
+    "cls, name, keywords",
+    [
+        (apps.Sugarscape, "sugarscape", dict(width=64, height=64, seed=4)),
+        (apps.NBody, "nbody", dict(bodies=500)),
+        (apps.BarnesHut, "barnes_hut", dict(bodies=2000)),
+        (apps.Collision, "collision", dict(bodies=500)),
+        (apps.Generation, "generation", dict(width=100, height=100, burst_length=20, density=0.1)),
+    ],
+)
+def test_every_app_gives_its_programs_numbers(cls, name, keywords):
+    m = cls(**keywords)
+    m.step(4)
+    args = [w for k, v in keywords.items() for w in ("--" + k.replace("_", "-"), str(v))]
+    line = program(name, *args, "--steps", "4")
+    assert m.checksum() == int(line["checksum"])
+    assert {k: str(v) for k, v in m.census().items()} == {k: line[k] for k in m.census()}
 
 
 def test_keywords_are_checked_as_the_program_checks_its_flags():
