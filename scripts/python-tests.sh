@@ -15,8 +15,8 @@ venv=build/python-venv
 if [[ ! -x "$venv/bin/python" ]]; then
   python3 -m venv "$venv"
 fi
-if ! "$venv/bin/python" -m pip install -q nanobind scikit-build-core numpy pytest; then
-  echo "python-tests: could not install nanobind, scikit-build-core, numpy and pytest from PyPI" >&2
+if ! "$venv/bin/python" -m pip install -q nanobind scikit-build-core numpy pytest pandas matplotlib; then
+  echo "python-tests: could not install nanobind, scikit-build-core, numpy, pytest, pandas and matplotlib from PyPI" >&2
   exit 3
 fi
 # --no-build-isolation: the build uses the environment's nanobind and scikit-build-core, and
