@@ -142,3 +142,17 @@ def test_ctrl_c_stops_between_steps_and_the_model_goes_on():
 
 def test_the_backend_is_named():
     assert shoal.backend in ("cpu", "cuda")
+
+
+def test_frame_is_the_programs_picture_without_its_chart(tmp_path):
+    import matplotlib.image
+
+    m = WaTor(width=64, height=48, seed=7)
+    m.step(5)
+    picture = m.frame()
+    program("wator", "--width", "64", "--height", "48", "--seed", "7", "--steps", "5", "--frames", str(tmp_path),
+            "--frame-every", "5", "--overlay", "none")
+    png = (matplotlib.image.imread(str(tmp_path / "frame_000005.png")) * 255).round().astype(np.uint8)
+    assert picture.dtype == np.uint8 and picture.shape[1:] == (png.shape[1], 4)
+    assert 0 < picture.shape[0] < png.shape[0]  # the chart panel is below the scene
+    assert np.array_equal(picture, png[: picture.shape[0]])

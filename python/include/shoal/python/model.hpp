@@ -11,6 +11,7 @@
 ///   m.row()                                     # the CSV row now: {"fish": ..., ...}
 ///   m.agents("Fish")                            # {"cell": array, "energy": array, ...}
 ///   m.save("run.shoal"); WaTor.resume("run.shoal")
+///   m.frame()                                   # the viewer's picture: height x width x 4 (RGBA)
 ///
 /// The keywords go through the program's own command-line parser (sim::parse_model_command_line),
 /// so the defaults, the checks and the one-line messages are the program's: a bad value raises
@@ -27,7 +28,9 @@
 #include <nanobind/ndarray.h>
 #include <nanobind/stl/string.h>
 
+#include <algorithm>
 #include <cstdint>
+#include <cstring>
 #include <optional>
 #include <string>
 #include <type_traits>
@@ -247,6 +250,30 @@ class model {
     return *out;
   }
 
+  /// The picture of the state now, as the viewer paints it (without its chart panel): an
+  /// array of height x width x 4 bytes, RGBA, row 0 at the top.
+  nb::object frame()
+    requires sim::model_with_view<App>
+  {
+    const viz::scene_spec spec = app_->scene(cli_.options());
+    const std::uint32_t panel = std::min(spec.chart_height, spec.height / 2);
+    const viz::rect area{0, 0, spec.width, spec.height - panel};
+    if (!shown_) {
+      if constexpr (requires(App& a) { a.show_in(area); }) app_->show_in(area);
+      shown_ = true;
+    }
+    viz::canvas canvas(spec.width, spec.height);
+    arch::device_buffer<unsigned long long> values(std::max<std::size_t>(1, spec.labels.size()));
+    arch::fill_bytes(values.data(), 0, values.size() * sizeof(unsigned long long));
+    app_->count(values.data());  // the viewer counts before it paints; some apps rely on it
+    app_->paint(canvas.view(), area);
+    std::vector<std::uint8_t> rgba(std::size_t{area.width} * area.height * 4);
+    arch::copy_to_host(rgba.data(), canvas.view().pixels, rgba.size());
+    auto* owned = new std::vector<std::uint8_t>(std::move(rgba));
+    nb::capsule owner(owned, [](void* p) noexcept { delete static_cast<std::vector<std::uint8_t>*>(p); });
+    return nb::ndarray<nb::numpy, std::uint8_t>(owned->data(), {area.height, area.width, 4}, owner).cast();
+  }
+
   /// Writes a checkpoint that this class's resume() and the program's --resume read.
   void save(const std::string& path)
     requires sim::model_with_checkpoints<App>
@@ -265,6 +292,7 @@ class model {
   std::optional<App> app_;
   sim::phase_timer timer_{false};
   std::uint64_t steps_ = 0;
+  bool shown_ = false;  // App::show_in called (once, before the first picture)
 };
 
 /// Adds App to `scope` as the Python class `python_name`.
@@ -283,6 +311,8 @@ nb::class_<model<App>> bind_model(nb::handle scope, const char* python_name) {
   c.def("row", &M::row, "The program's CSV row of the state now, by column.");
   c.def("agents", &M::agents, nb::arg("name"),
         "Every live object of a class (and of its subclasses): one NumPy array per field.");
+  if constexpr (sim::model_with_view<App>)
+    c.def("frame", &M::frame, "The viewer's picture of the state now: height x width x 4 bytes (RGBA).");
   if constexpr (sim::model_with_checkpoints<App>) {
     c.def("save", &M::save, nb::arg("path"), "Writes a checkpoint (the program's --resume reads it too).");
     c.def_static(
