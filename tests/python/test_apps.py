@@ -6,6 +6,7 @@ it. The tests that compare with a program need it."""
 
 import os
 import re
+import signal
 import subprocess
 import threading
 import time
@@ -130,10 +131,16 @@ def test_the_gil_is_released_while_stepping():
 
 
 def test_ctrl_c_stops_between_steps_and_the_model_goes_on():
+    # Python's own handler: a process started in the background (`cmd &` in a script) inherits
+    # SIGINT ignored, and then interrupt_main() does nothing.
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
     m = WaTor(width=256, height=256, seed=2)
     threading.Timer(0.3, _thread.interrupt_main).start()
-    with pytest.raises(KeyboardInterrupt):
-        m.step(20_000)  # minutes of steps; without the check the interrupt comes after them all
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            m.step(20_000)  # minutes of steps; without the check the interrupt comes after them all
+    finally:
+        signal.signal(signal.SIGINT, previous)
     done = m.steps
     assert 0 < done < 20_000
     m.step(3)
