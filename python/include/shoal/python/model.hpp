@@ -31,6 +31,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
+#include <initializer_list>
 #include <optional>
 #include <string>
 #include <type_traits>
@@ -83,14 +84,12 @@ std::string short_name() {
   return std::string(colon == std::string_view::npos ? full : full.substr(colon + 2));
 }
 
-/// A NumPy array that owns `values` (moved in), `width` columns per row (1: one dimension).
+/// A NumPy array of the given shape that owns `values` (moved in).
 template <class E>
-nb::object array_of(std::vector<E>&& values, std::size_t width) {
+nb::object owned_array(std::vector<E>&& values, std::initializer_list<std::size_t> shape) {
   auto* owned = new std::vector<E>(std::move(values));
   nb::capsule owner(owned, [](void* p) noexcept { delete static_cast<std::vector<E>*>(p); });
-  const std::size_t rows = owned->size() / width;
-  if (width == 1) return nb::ndarray<nb::numpy, E>(owned->data(), {rows}, owner).cast();
-  return nb::ndarray<nb::numpy, E>(owned->data(), {rows, width}, owner).cast();
+  return nb::ndarray<nb::numpy, E>(owned->data(), shape, owner).cast();
 }
 
 /// Column K of `columns` (one per field) into `out` under the field's name.
@@ -102,20 +101,13 @@ void put_column(shoal::agent_columns<T>& columns, nb::dict& out) {
   using element = typename field::element;
   constexpr std::size_t width = field::count;
   const std::size_t n = column.size();
-  nb::object array;
-  if constexpr (std::is_arithmetic_v<element>) {
-    std::vector<element> flat(n * width);
-    std::memcpy(flat.data(), column.data(), n * sizeof(row));
-    array = array_of(std::move(flat), width);
-  } else if constexpr (std::is_pointer_v<element>) {
-    std::vector<std::uint64_t> flat(n * width);
-    std::memcpy(flat.data(), column.data(), n * sizeof(row));
-    array = array_of(std::move(flat), width);
-  } else {
-    std::vector<std::uint8_t> flat(n * sizeof(row));
-    std::memcpy(flat.data(), column.data(), flat.size());
-    array = array_of(std::move(flat), sizeof(row));
-  }
+  // Numbers as they are, pointers as their addresses, anything else as its bytes.
+  using cell = std::conditional_t<std::is_arithmetic_v<element>, element,
+                                  std::conditional_t<std::is_pointer_v<element>, std::uint64_t, std::uint8_t>>;
+  const std::size_t per_row = std::is_arithmetic_v<element> || std::is_pointer_v<element> ? width : sizeof(row);
+  std::vector<cell> flat(n * per_row);
+  std::memcpy(flat.data(), column.data(), n * sizeof(row));
+  const nb::object array = per_row == 1 ? owned_array(std::move(flat), {n}) : owned_array(std::move(flat), {n, per_row});
   out[shoal::detail::field_name<T>(K)] = array;
 }
 
@@ -269,9 +261,7 @@ class model {
     app_->paint(canvas.view(), area);
     std::vector<std::uint8_t> rgba(std::size_t{area.width} * area.height * 4);
     arch::copy_to_host(rgba.data(), canvas.view().pixels, rgba.size());
-    auto* owned = new std::vector<std::uint8_t>(std::move(rgba));
-    nb::capsule owner(owned, [](void* p) noexcept { delete static_cast<std::vector<std::uint8_t>*>(p); });
-    return nb::ndarray<nb::numpy, std::uint8_t>(owned->data(), {area.height, area.width, 4}, owner).cast();
+    return detail::owned_array(std::move(rgba), {area.height, area.width, 4});
   }
 
   /// Writes a checkpoint that this class's resume() and the program's --resume read.
