@@ -128,7 +128,7 @@ class app {
   void resume(const shoal::checkpoint::reader& r) { generation::resume(rt_, flags_, r); }
 
   shoal::viz::scene_spec scene(const shoal::sim::run_options& o) const {
-    return view::scene(o, flags_.width, flags_.height);
+    return view::scene(o, flags_.width, flags_.height, rule_of(flags_));
   }
   void count(unsigned long long* values) { view::count(rt_, w(), values); }
   void paint(shoal::viz::canvas_view c, shoal::viz::rect area) { view::paint(rt_, w(), c, area); }

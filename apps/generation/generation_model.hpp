@@ -31,6 +31,14 @@
 /// empty has no live neighbour and cannot be born), which the next step relies on; populate()
 /// ends with phases 5 and 6 for the same reason.
 ///
+/// The same objects and steps serve game_of_life (apps/game_of_life): Conway's Life is the rule
+/// S23/B3/C2, and DynaSOAr's Game of Life is this design without dying states. Its `cells`
+/// variant puts a `Cell` object on every grid cell, which holds the cell's agent (DynaSOAr's
+/// `dynasoar` variant); so the grid the steps work on is a template, `basic_world<Slot>`, whose
+/// array points to the agents themselves (Slot = Agent: generation, and Life's `no-cell`
+/// variant) or to Cells (Slot = Cell), and every read and write of a cell goes through at() and
+/// put(). Generation never makes a Cell.
+///
 /// Determinism: the counts (1, 2) read states that no thread writes in those phases, each update
 /// (3, 4) writes its own cell only, and an empty cell that several newborns want gets exactly one
 /// Candidate (the lowest claim key; whose it is does not matter, a Candidate is the same whoever
@@ -40,6 +48,7 @@
 
 #include <cstdint>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "shoal/shoal.hpp"
@@ -55,7 +64,8 @@ namespace generation {
 class Agent;
 class Alive;
 class Candidate;
-using Board = shoal::heap<Agent, Alive, Candidate>;
+class Cell;
+using Board = shoal::heap<Agent, Alive, Candidate, Cell>;  // Cell last: the others keep their type ids
 
 /// The states of a cell: dead, live, and dying from 2 up to C - 1.
 inline constexpr std::uint32_t dead = 0, live = 1;
@@ -72,15 +82,21 @@ struct rule {
 /// DynaSOAr's rule: S0235678/B3468/C257.
 inline constexpr rule dynasoar_rule{0b111101101, 0b101011000, 257};
 
-/// The grid as device code sees it (trivially copyable; the arrays belong to `board`): the
-/// framework's bounded grid of agents (cells, claim words, width, height; cell c at
-/// x = c % width, y = c / width) and the rule.
-struct world : shoal::sim::grid<Agent, shoal::sim::edges::bounded> {
+/// The grid as device code sees it (trivially copyable; the arrays belong to `basic_board`): the
+/// framework's bounded grid (cells, claim words, width, height; cell c at x = c % width,
+/// y = c / width) of `Slot`s, and the rule. at() and put() read and write the agent on a cell,
+/// wherever the Slot keeps it.
+template <class Slot>
+struct basic_world : shoal::sim::grid<Slot, shoal::sim::edges::bounded> {
+  static constexpr bool boxed = std::is_same_v<Slot, Cell>;  ///< a Cell object on every cell
   rule r;
 
   SHOAL_HD bool survives(std::uint32_t n) const { return (r.survive >> n) & 1u; }
   SHOAL_HD bool born(std::uint32_t n) const { return (r.birth >> n) & 1u; }
+  SHOAL_HD Agent* at(std::uint32_t c) const;           // defined below Cell
+  SHOAL_HD void put(std::uint32_t c, Agent* a) const;  // nullptr: the cell holds nothing
 };
+using world = basic_world<Agent>;
 
 class Agent : public shoal::object<Board, Agent> {
  public:
@@ -100,17 +116,37 @@ class Alive : public shoal::object<Board, Alive, Agent> {
     state = std::uint32_t{live};  // by value: a constexpr bound to a reference is not visible in device code
   }
 
-  SHOAL_HD void prepare(world w);  // 2: a live one counts its live neighbours
-  SHOAL_HD void update(world w);   // 4: survive, start dying, age, or leave a Candidate
-  SHOAL_HD void request(world w);  // 5: a newborn requests its empty neighbours
-  SHOAL_HD void spread(world w);   // 6: and puts a Candidate on those it won
+  template <class W> SHOAL_HD void prepare(W w);  // 2: a live one counts its live neighbours
+  template <class W> SHOAL_HD void update(W w);   // 4: survive, start dying, age, or leave a Candidate
+  template <class W> SHOAL_HD void request(W w);  // 5: a newborn requests its empty neighbours
+  template <class W> SHOAL_HD void spread(W w);   // 6: and puts a Candidate on those it won
 };
 
+/// A grid cell as an object of its own, holding the agent on it (nullptr: none). Only Life's
+/// `cells` variant makes them, one per cell at the start; they live as long as the grid.
+class Cell : public shoal::object<Board, Cell> {
+ public:
+  SHOAL_FIELDS(Cell, (Agent*, agent))
+  SHOAL_HD explicit Cell(Agent* a) { agent = a; }
+};
+
+template <class Slot>
+SHOAL_HD inline Agent* basic_world<Slot>::at(std::uint32_t c) const {
+  if constexpr (boxed) return this->cells[c]->agent.get();  // a second load
+  else return this->cells[c];
+}
+template <class Slot>
+SHOAL_HD inline void basic_world<Slot>::put(std::uint32_t c, Agent* a) const {
+  if constexpr (boxed) this->cells[c]->agent = a;
+  else this->cells[c] = a;
+}
+
 /// Live neighbours of cell c: cells holding an Alive in state `live`.
-SHOAL_HD inline std::uint32_t live_neighbours(const world& w, std::uint32_t c) {
+template <class W>
+SHOAL_HD inline std::uint32_t live_neighbours(const W& w, std::uint32_t c) {
   std::uint32_t n = 0;
   w.for_each_moore(c, [&](std::uint32_t m) {
-    Alive* a = shoal::cast<Alive>(w.cells[m]);
+    Alive* a = shoal::cast<Alive>(w.at(m));
     n += a != nullptr && a->state.get() == live;
   });
   return n;
@@ -122,26 +158,30 @@ class Candidate : public shoal::object<Board, Candidate, Agent> {
   SHOAL_HD explicit Candidate(std::uint32_t c) { cell = c, live_around = 0; }
 
   /// Phase 1: counts its live neighbours.
-  SHOAL_HD void prepare(world w) { live_around = static_cast<std::uint8_t>(live_neighbours(w, cell)); }
+  template <class W>
+  SHOAL_HD void prepare(W w) { live_around = static_cast<std::uint8_t>(live_neighbours(w, cell)); }
 
   /// Phase 3: born (an Alive in its place), or gone when nothing around it lives.
-  SHOAL_HD void update(world w) {
+  template <class W>
+  SHOAL_HD void update(W w) {
     const std::uint32_t n = live_around, c = cell;
     if (w.born(n)) {
-      w.cells[c] = new Alive(c);  // nullptr if the heap is full: the launch then throws
+      w.put(c, new Alive(c));  // nullptr if the heap is full: the launch then throws
       delete this;
     } else if (n == 0) {
-      w.cells[c] = nullptr;
+      w.put(c, nullptr);
       delete this;
     }
   }
 };
 
-SHOAL_HD inline void Alive::prepare(world w) {
+template <class W>
+SHOAL_HD inline void Alive::prepare(W w) {
   if (state.get() == live) live_around = static_cast<std::uint8_t>(live_neighbours(w, cell));
 }
 
-SHOAL_HD inline void Alive::update(world w) {
+template <class W>
+SHOAL_HD inline void Alive::update(W w) {
   if (fresh.get() != 0) return;  // born in phase 3 of this step
   const std::uint32_t s = state;
   if (s == live && w.survives(live_around)) return;
@@ -150,26 +190,28 @@ SHOAL_HD inline void Alive::update(world w) {
     return;
   }
   const std::uint32_t c = cell;  // past the last dying state: dead
-  w.cells[c] = new Candidate(c);
+  w.put(c, new Candidate(c));
   delete this;
 }
 
-SHOAL_HD inline void Alive::request(world w) {
+template <class W>
+SHOAL_HD inline void Alive::request(W w) {
   if (fresh.get() == 0) return;
   const std::uint32_t home = cell;
   w.for_each_moore(home, [&](std::uint32_t m) {
-    if (w.cells[m] == nullptr) w.request(m, shoal::sim::claim_key(0, home));
+    if (w.at(m) == nullptr) w.request(m, shoal::sim::claim_key(0, home));
   });
 }
 
-SHOAL_HD inline void Alive::spread(world w) {
+template <class W>
+SHOAL_HD inline void Alive::spread(W w) {
   if (fresh.get() == 0) return;
   fresh = 0;
   const std::uint32_t home = cell;
   // Every requested cell's winner asks here (take() resets its claim word); a cell this Alive
   // did not request, or lost, answers false.
   w.for_each_moore(home, [&](std::uint32_t m) {
-    if (w.take(m, shoal::sim::claim_key(0, home))) w.cells[m] = new Candidate(m);
+    if (w.take(m, shoal::sim::claim_key(0, home))) w.put(m, new Candidate(m));
   });
 }
 
@@ -288,63 +330,76 @@ struct start {
   bursts pattern;
   shoal::sim::probability density;
   std::uint64_t seed;
+
+  /// Whether cell c of `w` starts live (populate's question to any start).
+  template <class W>
+  SHOAL_HD bool live_at(const W& w, std::uint32_t c) const {
+    if (pattern.holds(w.x_of(c), w.y_of(c))) return true;
+    return density.threshold() != 0 && shoal::sim::random(seed, c, 0, init_stream).chance(density);
+  }
 };
 
 inline start start_of(const model_flags& f, std::uint64_t seed) {
   return {bursts(f.width, f.height, f.burst_length), shoal::sim::probability(f.density), seed};
 }
 
-/// The grid's device arrays (owner of what `world` points to): every cell empty, every claim
-/// word no_claim.
-class board {
+/// The grid's device arrays (owner of what `basic_world` points to): every cell empty (no Cells
+/// yet either: populate() makes them), every claim word no_claim.
+template <class Slot>
+class basic_board {
  public:
-  board(std::uint32_t width, std::uint32_t height, rule r) : space_(width, height), view_{space_.view(), r} {}
-  const world& view() const { return view_; }
+  basic_board(std::uint32_t width, std::uint32_t height, rule r) : space_(width, height), view_{space_.view(), r} {}
+  const basic_world<Slot>& view() const { return view_; }
 
  private:
-  shoal::sim::device_grid<Agent, shoal::sim::edges::bounded> space_;
-  world view_;
+  shoal::sim::device_grid<Slot, shoal::sim::edges::bounded> space_;
+  basic_world<Slot> view_;
 };
+using board = basic_board<Agent>;
 
 /// Phases 5 and 6: the newborns put Candidates on their empty neighbours.
-inline void spread(shoal::runtime<Board>& rt, const world& w, shoal::sim::phase_timer& timer) {
+template <class W>
+inline void spread(shoal::runtime<Board>& rt, const W& w, shoal::sim::phase_timer& timer) {
   {
     auto p = timer.phase("alive.request");
-    rt.parallel_do<&Alive::request>(w);
+    rt.parallel_do<&Alive::request<W>>(w);
   }
   auto p = timer.phase("alive.spread");
-  rt.parallel_do<&Alive::spread>(w);
+  rt.parallel_do<&Alive::spread<W>>(w);
 }
 
-/// Fills the empty grid with the start's live cells, and their neighbours with Candidates.
-inline void populate(shoal::runtime<Board>& rt, const world& w, const start& s) {
+/// Fills the empty grid with the live cells of a start (anything with `live_at(w, c)`, as
+/// `start`), their neighbours with Candidates, and, on a grid of Cells, every cell with its Cell.
+template <class W, class Start>
+inline void populate(shoal::runtime<Board>& rt, const W& w, const Start& s) {
   rt.launch(w.size(), [=] SHOAL_DEVICE(std::size_t i) {
     const auto c = static_cast<std::uint32_t>(i);
-    bool alive = s.pattern.holds(w.x_of(c), w.y_of(c));
-    if (!alive && s.density.threshold() != 0) alive = shoal::sim::random(s.seed, c, 0, init_stream).chance(s.density);
-    if (alive) w.cells[c] = new Alive(c);
+    Agent* a = s.live_at(w, c) ? new Alive(c) : nullptr;
+    if constexpr (W::boxed) w.cells[c] = new Cell(a);
+    else w.cells[c] = a;
   });
   shoal::sim::phase_timer untimed(false);
   spread(rt, w, untimed);
 }
 
 /// One whole step: six do-alls, enqueued, not waited for (errors surface at the next synchronize).
-inline void step(shoal::runtime<Board>& rt, const world& w, shoal::sim::phase_timer& timer) {
+template <class W>
+inline void step(shoal::runtime<Board>& rt, const W& w, shoal::sim::phase_timer& timer) {
   {
     auto p = timer.phase("candidate.prepare");
-    rt.parallel_do<&Candidate::prepare>(w);
+    rt.parallel_do<&Candidate::prepare<W>>(w);
   }
   {
     auto p = timer.phase("alive.prepare");
-    rt.parallel_do<&Alive::prepare>(w);
+    rt.parallel_do<&Alive::prepare<W>>(w);
   }
   {
     auto p = timer.phase("candidate.update");
-    rt.parallel_do<&Candidate::update>(w);
+    rt.parallel_do<&Candidate::update<W>>(w);
   }
   {
     auto p = timer.phase("alive.update");
-    rt.parallel_do<&Alive::update>(w);
+    rt.parallel_do<&Alive::update<W>>(w);
   }
   spread(rt, w, timer);
 }
@@ -382,11 +437,12 @@ struct totals {
 };
 
 /// Adds up every cell (one launch; waits for it). `sums` needs 4 sums.
-inline totals measure(shoal::runtime<Board>& rt, const world& w, shoal::sim::sums& sums) {
+template <class W>
+inline totals measure(shoal::runtime<Board>& rt, const W& w, shoal::sim::sums& sums) {
   sums.zero();
   const shoal::sim::sums::ref out = sums.device();
   rt.launch_async(w.size(), [=] SHOAL_DEVICE(std::size_t c) {
-    const cell_state s = state_of(w.cells[c]);
+    const cell_state s = state_of(w.at(static_cast<std::uint32_t>(c)));
     if (s.candidate != 0) out.add(2, 1);
     if (s.state == dead) return;
     out.add(s.state == live ? 0 : 1, 1);
@@ -398,10 +454,11 @@ inline totals measure(shoal::runtime<Board>& rt, const world& w, shoal::sim::sum
 }
 
 /// Every cell's state, downloaded (tests, small grids).
-inline std::vector<cell_state> snapshot(shoal::runtime<Board>& rt, const world& w) {
+template <class W>
+inline std::vector<cell_state> snapshot(shoal::runtime<Board>& rt, const W& w) {
   shoal::arch::device_buffer<cell_state> out(w.size());
   cell_state* o = out.data();
-  rt.launch(w.size(), [=] SHOAL_DEVICE(std::size_t c) { o[c] = state_of(w.cells[c]); });
+  rt.launch(w.size(), [=] SHOAL_DEVICE(std::size_t c) { o[c] = state_of(w.at(static_cast<std::uint32_t>(c))); });
   return out.download();
 }
 
@@ -411,13 +468,14 @@ inline std::vector<cell_state> snapshot(shoal::runtime<Board>& rt, const world& 
 struct consistency {
   unsigned long long misplaced, occupied, fresh, bad_state, unwatched;
 };
-inline consistency check_consistency(shoal::runtime<Board>& rt, const world& w) {
+template <class W>
+inline consistency check_consistency(shoal::runtime<Board>& rt, const W& w) {
   shoal::arch::device_buffer<consistency> out(1);
   out.zero();
   consistency* o = out.data();
   rt.launch(w.size(), [=] SHOAL_DEVICE(std::size_t i) {
     const auto c = static_cast<std::uint32_t>(i);
-    Agent* a = w.cells[c];
+    Agent* a = w.at(c);
     if (a == nullptr) {
       if (live_neighbours(w, c) != 0) shoal::arch::fetch_add_relaxed(o->unwatched, 1ull);
       return;

@@ -7,11 +7,16 @@
 /// field names that cell (the step code indexes the grid with it), an Alive's state is one of the
 /// rule's (1 .. C - 1) and it is not fresh (no step is half done), counts are at most 8, and every
 /// empty cell has no live neighbour (else a birth there would be missed: the steps rely on a
-/// Candidate watching every dead cell next to a live one). The app (generation_app.hpp) and the
-/// tests call the same resume().
+/// Candidate watching every dead cell next to a live one). On a grid of Cells (Life's `cells`
+/// variant) each cell must hold its own Cell and the agent is the Cell's; on a grid of agents
+/// there must be no Cell at all. The app (generation_app.hpp), game_of_life and the tests call
+/// the same resume().
 
+#include <bit>
 #include <cstdint>
+#include <optional>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "generation_model.hpp"
@@ -22,20 +27,38 @@ namespace generation {
 /// Throws checkpoint_error (one line, naming the file and the first bad value) unless the
 /// checkpoint's objects and cells are a state the steps can run from with the flags `f`
 /// (already adopted from the file and checked by the command line's rules).
+/// (already adopted from the file and checked by the command line's rules). `Slot` is the grid's
+/// (basic_world<Slot>).
+template <class Slot = Agent>
 inline void check_saved_state(const shoal::checkpoint::reader& r, const model_flags& f) {
   using saved = shoal::checkpoint::saved_heap<Board>;
   const saved heap(r);
   const rule rl = rule_of(f);
   const std::uint64_t n = f.width * f.height;
-  const auto cells = heap.pointers(r, "generation.cells", n);
+  auto cells = heap.pointers(r, "generation.cells", n);
   auto bad = [&](const std::string& why) { throw shoal::checkpoint_error(heap.name() + " is invalid: " + why); };
 
   std::vector<std::uint8_t> placed(heap.blocks() * 64, 0);
+  if constexpr (std::is_same_v<Slot, Cell>) {
+    // Each cell holds its own Cell; from here on, cells[c] is the agent that Cell holds.
+    for (std::uint64_t c = 0; c < n; ++c) {
+      if (!cells[c] || cells[c]->type != Board::type_id<Cell>) bad("the cell " + std::to_string(c) + " holds no Cell");
+      if (placed[saved::ordinal(*cells[c])]++ != 0) bad("two cells hold the same Cell (cell " + std::to_string(c) + ")");
+      const auto agent = std::bit_cast<std::uint64_t>(heap.read<Cell>(*cells[c], &Cell::agent));
+      cells[c] = heap.pointer(agent, "the agent of the Cell on cell " + std::to_string(c));
+    }
+    heap.for_each<Cell>([&](saved::object o) {
+      if (placed[saved::ordinal(o)] == 0) bad("a Cell is on no cell of the grid");
+    });
+  } else {
+    heap.for_each<Cell>([&](saved::object) { bad("a grid without Cells holds a Cell object"); });
+  }
   std::vector<std::uint8_t> live_cell(n, 0);
   for (std::uint64_t c = 0; c < n; ++c) {
     if (!cells[c]) continue;
     const saved::object o = *cells[c];
     const std::string what = "the object on cell " + std::to_string(c);
+    if (o.type != Board::type_id<Alive> && o.type != Board::type_id<Candidate>) bad(what + " is not an Alive or a Candidate");
     if (placed[saved::ordinal(o)]++ != 0) bad("two cells hold the same object (cell " + std::to_string(c) + ")");
     const bool alive = o.type == Board::type_id<Alive>;
     const std::uint32_t home = alive ? heap.read<Alive>(o, &Agent::cell) : heap.read<Candidate>(o, &Agent::cell);
@@ -72,7 +95,8 @@ inline void check_saved_state(const shoal::checkpoint::reader& r, const model_fl
 
 /// Registers the grid's cells with `rt` (section "generation.cells"): defragment() rewrites them,
 /// save_heap() saves them and load_heap() fills them. Every runtime of a board does this once.
-inline void register_cells(shoal::runtime<Board>& rt, const world& w) {
+template <class Slot>
+inline void register_cells(shoal::runtime<Board>& rt, const basic_world<Slot>& w) {
   rt.register_pointers("generation.cells", w.cells, w.size());
 }
 
@@ -84,10 +108,11 @@ inline void save_state(shoal::checkpoint::writer& cw, shoal::runtime<Board>& rt,
 }
 
 /// Checks the checkpoint (check_saved_state), then loads its objects into `rt` and its cells into
-/// the grid registered with it (register_cells; a grid of the flags `f`). Throws checkpoint_error,
-/// having changed nothing, for a file that does not pass.
+/// the grid registered with it (register_cells; a grid of `Slot`s of the flags `f`). Throws
+/// checkpoint_error, having changed nothing, for a file that does not pass.
+template <class Slot = Agent>
 inline void resume(shoal::runtime<Board>& rt, const model_flags& f, const shoal::checkpoint::reader& r) {
-  check_saved_state(r, f);
+  check_saved_state<Slot>(r, f);
   rt.load_heap(r);
 }
 
