@@ -507,6 +507,10 @@ class flag_table {
     return app_.add_option(name, member, help);
   }
 
+  /// The command line, for an option that is not one of the saved flags (a start file that only
+  /// a fresh run reads): CLI11's own add_option, with no adoption from a --resume checkpoint.
+  CLI::App& app() { return app_; }
+
   /// Takes every flag from `saved` with app_cli::adopt (a flag given with another value is an
   /// error line); -1, or the status of the first that fails.
   int adopt(const app_cli& cli, const Flags& saved) const {
