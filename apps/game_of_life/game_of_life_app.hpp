@@ -45,7 +45,7 @@ class app {
       "run and on both backends.";
   /// 300 steps as DynaSOAr runs; a 2500 x 2500 soup (DynaSOAr's own runs are its datasets,
   /// 1714 x 1647 and 12699 x 12652: --pattern).
-  static constexpr shoal::sim::run_options defaults{.steps = 300, .heap_mb = 320};
+  static constexpr shoal::sim::run_options defaults{.steps = 300, .heap_mb = 256};  // the cells variant needs 229
   static constexpr const char* sized_by = "--heap-mb / --width / --height";
   using flags = model_flags;
   static constexpr const char* saved_flags = "game_of_life.model";
