@@ -1,5 +1,5 @@
 // The static baselines of the apps benchmark reproduce the apps: a speed ratio means something
-// only if both sides compute the same thing. Wa-Tor, traffic and Sugarscape must agree exactly
+// only if both sides compute the same thing. Wa-Tor, traffic, Sugarscape and Life (bit for bit) must agree exactly
 // (same draws, same rules), n-body within rounding (another summation order than the tiled helper).
 #include <gtest/gtest.h>
 
@@ -13,6 +13,7 @@
 #include "barnes_hut/barnes_hut_model.hpp"
 #include "baselines/barnes_hut_baseline.hpp"
 #include "baselines/collision_baseline.hpp"
+#include "baselines/game_of_life_baseline.hpp"
 #include "baselines/generation_baseline.hpp"
 #include "baselines/nbody_baseline.hpp"
 #include "baselines/sugarscape_baseline.hpp"
@@ -105,6 +106,56 @@ TEST(Baselines, GenerationRunMatchesApp) {
   expect_generation_agrees(generation::dynasoar_rule, 0);
   expect_generation_agrees(generation::dynasoar_rule, 60);
   expect_generation_agrees(generation::rule{0b000001100, 0b000001000, 5}, 60);  // S23/B3/C5
+}
+
+/// Game of Life, both variants: after `steps` steps from a soup with gliders (on a width that is
+/// not a multiple of 64, so the baseline's last word of a row is part full), the app's live cells
+/// are the baseline's, bit for bit, and so are the count and the state hash.
+template <class Slot>
+void expect_game_of_life_agrees(std::uint32_t steps) {
+  const std::uint32_t w = 150, h = 70;
+  const game_of_life::start s{nullptr, game_of_life::gliders(6, w, h), shoal::sim::probability(0.3), 23};
+  shoal::runtime<generation::Board> rt(std::size_t{8} << 20);
+  generation::basic_board<Slot> b(w, h, game_of_life::life);
+  shoal::sim::phase_timer timer(false);
+  generation::populate(rt, b.view(), s);
+  for (std::uint32_t k = 1; k <= steps; ++k) generation::step(rt, b.view(), timer);
+  shoal::sim::sums sums(4);
+  const generation::totals app = generation::measure(rt, b.view(), sums);
+  ASSERT_GT(app.live, 0u);
+  std::vector<std::uint8_t> app_cells;
+  for (const generation::cell_state& c : generation::snapshot(rt, b.view())) app_cells.push_back(c.state == generation::live);
+
+  game_of_life_baseline::automaton base(w, h);
+  base.populate(s);
+  for (std::uint32_t k = 1; k <= steps; ++k) base.step();
+  const generation::totals t = base.measure(sums);
+  EXPECT_EQ(base.live_cells(), app_cells) << "after " << steps << " steps";
+  EXPECT_EQ(t.live, app.live);
+  EXPECT_EQ(t.state_hash, app.state_hash);
+}
+
+TEST(Baselines, GameOfLifeRunMatchesAppBitForBit) {
+  SHOAL_REQUIRE_DEVICE();
+  for (std::uint32_t steps : {0u, 1u, 4u, 100u}) {
+    expect_game_of_life_agrees<generation::Cell>(steps);     // --variant cells
+    expect_game_of_life_agrees<generation::Agent>(steps);    // --variant no-cell
+  }
+}
+
+TEST(Baselines, GameOfLifeWordStepIsLife) {
+  // The bit-sliced count against a count cell by cell, on every arrangement of a cell's
+  // neighbourhood: bit 1 of a word with its 8 neighbours and itself set from n's bits.
+  for (std::uint32_t n = 0; n < 512; ++n) {
+    game_of_life_baseline::rows3 r{};
+    for (int k = 0; k < 9; ++k)
+      if ((n >> k) & 1u) r.mid[k / 3] |= std::uint64_t{1} << (k % 3);  // cells 0..2 of each row
+    int around = 0;
+    for (int k = 0; k < 9; ++k) around += k != 4 && ((n >> k) & 1u);
+    const bool alive = (n >> 4) & 1u;
+    const bool want = around == 3 || (around == 2 && alive);
+    EXPECT_EQ((game_of_life_baseline::next_word(r) >> 1) & 1u, want ? 1u : 0u) << "neighbourhood " << n;
+  }
 }
 
 traffic::network small_network() {
