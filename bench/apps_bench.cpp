@@ -6,12 +6,17 @@
 // app computes, so the time ratios compare equal work.
 #include <algorithm>
 #include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
 #include <optional>
 #include <string>
+#include <type_traits>
 
 #include "barnes_hut/barnes_hut_model.hpp"
 #include "baselines/barnes_hut_baseline.hpp"
 #include "baselines/collision_baseline.hpp"
+#include "baselines/game_of_life_baseline.hpp"
 #include "baselines/generation_baseline.hpp"
 #include "baselines/nbody_baseline.hpp"
 #include "baselines/sugarscape_baseline.hpp"
@@ -20,6 +25,7 @@
 #include "common/bench_main.hpp"
 #include "common/device_timer.hpp"
 #include "common/profile.hpp"
+#include "game_of_life/game_of_life_model.hpp"
 #include "generation/generation_model.hpp"
 #include "generation/generation_resume.hpp"
 #include "shoal/sim/census.hpp"
@@ -331,7 +337,7 @@ void generation_app(benchmark::State& state, std::uint32_t width, std::uint32_t 
     rt.clear();
     generation::board b(width, height, generation::dynasoar_rule);
     generation::register_cells(rt, b.view());
-    generation::populate(rt, b.view(), {generation::bursts(width, height, 100), sim::probability(0.0), 1});
+    generation::populate(rt, b.view(), generation::start{generation::bursts(width, height, 100), sim::probability(0.0), 1});
     state.SetIterationTime(timer.seconds([&] {
       for (std::uint32_t s = 1; s <= steps; ++s) {
         generation::step(rt, b.view(), phases);
@@ -363,6 +369,86 @@ void generation_static(benchmark::State& state, std::uint32_t width, std::uint32
   report_steps(state, steps);
 }
 
+/// A Game of Life start for the benchmark: the app's default soup (density 0.3), or at DynaSOAr's
+/// dataset sizes its dataset when SHOAL_GOL_DATASETS names a folder holding it (tm.pgm,
+/// utm.pgm: DynaSOAr's example/game-of-life/dataset), else as many gliders as the dataset has
+/// live cells / 5 (a sparse start that, like the Turing machines, keeps moving).
+struct life_start {
+  std::uint32_t width, height;
+  const char* dataset;     ///< file name in SHOAL_GOL_DATASETS (nullptr: none)
+  std::uint64_t gliders;   ///< without the dataset (0 and no dataset: the soup)
+};
+
+/// The start's flags; the pattern's path is filled when the dataset is there.
+game_of_life::model_flags life_flags(const life_start& l) {
+  game_of_life::model_flags f;
+  f.width = l.width, f.height = l.height;
+  if (l.dataset == nullptr && l.gliders == 0) return f;
+  f.density = 0;
+  f.gliders = l.gliders;
+  if (l.dataset == nullptr) return f;
+  const char* dir = std::getenv("SHOAL_GOL_DATASETS");
+  const std::string path = dir != nullptr ? std::string(dir) + "/" + l.dataset : "";
+  if (!path.empty() && std::filesystem::exists(path) && path.size() < sizeof f.pattern)
+    std::snprintf(f.pattern, sizeof f.pattern, "%s", path.c_str()), f.gliders = 0;
+  return f;
+}
+
+/// The Game of Life app, one variant (Slot: generation::Cell for cells, Agent for no-cell).
+template <class Slot>
+void game_of_life_app(benchmark::State& state, life_start l, std::uint32_t steps) {
+  const game_of_life::model_flags f = life_flags(l);
+  const std::uint64_t cells = std::uint64_t{l.width} * l.height;
+  const auto v = std::is_same_v<Slot, generation::Cell> ? game_of_life::variant::cells : game_of_life::variant::no_cell;
+  runtime<generation::Board> rt(game_of_life::heap_bytes_needed(cells, v));
+  sim::phase_timer phases(false);
+  device_timer timer;
+  std::uint64_t live = 0;
+  for (auto _ : state) {
+    rt.clear();
+    generation::basic_board<Slot> b(l.width, l.height, game_of_life::life);
+    generation::register_cells(rt, b.view());
+    arch::device_buffer<std::uint64_t> bits;
+    generation::populate(rt, b.view(), game_of_life::start_of(f, 1, bits));
+    state.SetIterationTime(timer.seconds([&] {
+      for (std::uint32_t s = 1; s <= steps; ++s) generation::step(rt, b.view(), phases);
+    }));
+    sim::sums sums(4);
+    live = generation::measure(rt, b.view(), sums).live;
+    rt.unregister_pointers(b.view().cells);
+  }
+  state.counters["live"] = static_cast<double>(live);
+  report_steps(state, steps);
+}
+
+void game_of_life_static(benchmark::State& state, life_start l, std::uint32_t steps) {
+  const game_of_life::model_flags f = life_flags(l);
+  device_timer timer;
+  std::uint64_t live = 0;
+  for (auto _ : state) {
+    game_of_life_baseline::automaton a(l.width, l.height);
+    arch::device_buffer<std::uint64_t> bits;
+    a.populate(game_of_life::start_of(f, 1, bits));
+    arch::synchronize();
+    state.SetIterationTime(timer.seconds([&] {
+      for (std::uint32_t s = 1; s <= steps; ++s) a.step();
+    }));
+    sim::sums sums(4);
+    live = a.measure(sums).live;
+  }
+  state.counters["live"] = static_cast<double>(live);
+  report_steps(state, steps);
+}
+
+/// "/size:WxH" and what it starts from.
+std::string life_name(const life_start& l) {
+  const game_of_life::model_flags f = life_flags(l);
+  std::string s = "/size:" + std::to_string(l.width) + "x" + std::to_string(l.height);
+  if (f.pattern[0] != '\0') return s + "/pattern:" + l.dataset;
+  if (f.gliders != 0) return s + "/gliders:" + std::to_string(f.gliders);
+  return s + "/density:0.3";
+}
+
 #if defined(SHOAL_BACKEND_CUDA)
 // The last size of each list is the app's default.
 constexpr grid_size wator_sizes[] = {{512, 640}, {1024, 1280}, {2048, 2560}};
@@ -379,6 +465,10 @@ constexpr std::uint64_t barnes_hut_sizes[] = {30000, 100000, 300000};
 constexpr std::uint32_t barnes_hut_steps = 20;
 constexpr grid_size generation_sizes[] = {{625, 625}, {1250, 1250}, {2500, 2500}};
 constexpr std::uint32_t generation_steps = 300, generation_defrag_every = 50;
+// The app's default (a 2500 x 2500 soup), then DynaSOAr's datasets' sizes: tm.pgm (36,549 live
+// cells) and utm.pgm (252,192); 300 steps, DynaSOAr's.
+constexpr life_start life_starts[] = {{2500, 2500, nullptr, 0}, {1714, 1647, "tm.pgm", 7310}, {12699, 12652, "utm.pgm", 50438}};
+constexpr std::uint32_t life_steps = 60;
 constexpr int repetitions = 5;
 #else
 // Two cpu cores: sizes that keep the whole suite at a few seconds.
@@ -396,6 +486,9 @@ constexpr std::uint64_t barnes_hut_sizes[] = {256, 2000};
 constexpr std::uint32_t barnes_hut_steps = 3;
 constexpr grid_size generation_sizes[] = {{250, 250}, {500, 500}};
 constexpr std::uint32_t generation_steps = 20, generation_defrag_every = 5;
+// A soup, and gliders as tm.pgm's stand-in at a fifth of its sides (its file is too large here).
+constexpr life_start life_starts[] = {{250, 250, nullptr, 0}, {343, 330, nullptr, 292}};
+constexpr std::uint32_t life_steps = 20;
 constexpr int repetitions = 5;
 #endif
 
@@ -466,6 +559,13 @@ void register_apps_benchmarks() {
     add("generation/shoal_defrag" + s + "/every:" + std::to_string(generation_defrag_every), generation_app, g.width,
         g.height, steps, generation_defrag_every);
     add("generation/soa" + s, generation_static, g.width, g.height, steps);
+  }
+  for (const life_start& l : life_starts) {
+    const std::string s = life_name(l);
+    const std::uint32_t steps = life_steps * scale;
+    add("game_of_life/shoal_cells" + s, game_of_life_app<generation::Cell>, l, steps);
+    add("game_of_life/shoal_no_cell" + s, game_of_life_app<generation::Agent>, l, steps);
+    add("game_of_life/bits" + s, game_of_life_static, l, steps);
   }
   // Shoal's all-pairs n-body at Barnes–Hut's default body count (the last size): the tree is
   // meant to beat it (issue 24's goal). Fewer repetitions: a step is O(n^2).
