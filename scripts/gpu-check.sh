@@ -10,13 +10,14 @@
 #   3. memcheck  compute-sanitizer --tool memcheck on build/cuda-release/tests/shoal_gpu_tests, in
 #                SANITIZER_SHARDS gtest shards side by side
 #   4. racecheck compute-sanitizer --tool racecheck on the same binary, then synccheck
+#   2b. python  the Python module on the cuda backend and pytest tests/python (see below)
 #   5. bench     the apps at their defaults (--timing) and the bitmap demo once, then every
 #                benchmark binary under build/cuda-release/bench/
 #                with --benchmark_out=$OUT/<name>.json
 #
 # Every step runs even when an earlier one failed; the script exits 1 at the end if any failed.
-# Logs (at most 8 files in all): $OUT/build.log ctest.log memcheck.log racecheck.log synccheck.log bench.log and
-# the benchmark JSON files (packed into $OUT/bench_json.tar when there are more than three).
+# Logs (at most 8 files in all): $OUT/build.log ctest.log python.log memcheck.log racecheck.log synccheck.log bench.log and
+# the benchmark JSON file (packed into $OUT/bench_json.tar when there is more than one).
 #
 # Environment:
 #   OUT               where logs and results go (default: build/gpu-check)
@@ -74,7 +75,7 @@ run_logged() {
   return "$rc"
 }
 
-for f in build ctest memcheck racecheck synccheck bench; do : >"$OUT/$f.log"; done
+for f in build ctest python memcheck racecheck synccheck bench; do : >"$OUT/$f.log"; done
 
 # ---------------------------------------------------------------------------------------------
 shoal_section "environment"
@@ -145,6 +146,43 @@ else
   elif ((skipped > 0)); then
     RESULT[ctest]+=" -- but $skipped test(s) SKIPPED (no usable GPU?)"
     fail ctest
+  fi
+fi
+
+# ---------------------------------------------------------------------------------------------
+shoal_section "python (tests/python on the cuda backend)"
+# The module is built in a tree of its own (build/cuda-python: the cuda-release preset with
+# SHOAL_BUILD_PYTHON) and imported from there; the tests compare with the programs of $BUILD/bin.
+# nanobind and pytest come from PY_WHEELS (a folder of wheels, for a machine without PyPI) or
+# must be importable already; numpy must be. Without them the step says so and is not run.
+log="$OUT/python.log"
+PY=${PYTHON:-python3}
+pydeps=$PWD/build/python-deps
+if [[ -n "${PY_WHEELS:-}" ]]; then
+  "$PY" -m pip install -q --no-index --find-links "$PY_WHEELS" --target "$pydeps" nanobind pytest >>"$log" 2>&1 ||
+    echo "pip install from $PY_WHEELS failed" | tee -a "$log"
+fi
+export PYTHONPATH="$pydeps${PYTHONPATH:+:$PYTHONPATH}"
+if ! "$PY" -c "import nanobind, pytest, numpy" >>"$log" 2>&1; then
+  RESULT[python]="not run: nanobind, pytest or numpy is missing for $PY (PY_WHEELS=<folder of wheels> installs the first two)"
+elif [[ ! -d "$BUILD/bin" ]]; then
+  RESULT[python]="not run: $BUILD/bin missing (the programs the tests compare with)"
+  fail python
+else
+  pybuild=build/cuda-python
+  if run_logged "$log" "$(limit_for "${BUILD_TIMEOUT:-420}")" cmake --preset "$PRESET" -B "$pybuild" \
+       -DSHOAL_BUILD_PYTHON=ON -DSHOAL_BUILD_TESTS=OFF -DSHOAL_BUILD_APPS=OFF -DSHOAL_BUILD_BENCH=OFF \
+       -DPython_EXECUTABLE="$(command -v "$PY")" -Dnanobind_DIR="$("$PY" -m nanobind --cmake_dir)" &&
+     run_logged "$log" "$(limit_for "${BUILD_TIMEOUT:-420}")" cmake --build "$pybuild" --target _shoal -j"$JOBS"; then
+    (cd build && export PYTHONPATH="$PWD/../$pybuild/python:$PYTHONPATH" SHOAL_APPS_BIN="$PWD/../$BUILD/bin" &&
+       run_logged "$log" "$(limit_for "${CTEST_TIMEOUT:-240}")" "$PY" -X faulthandler -m pytest -q -p no:cacheprovider ../tests/python)
+    rc=$?
+    RESULT[python]=$(grep -E '[0-9]+ (passed|failed)' "$log" | tail -n1)
+    [[ -z "${RESULT[python]}" ]] && RESULT[python]="no pytest summary (status $rc)"
+    ((rc != 0)) && fail python
+  else
+    RESULT[python]="build FAILED (see python.log)"
+    fail python
   fi
 fi
 
@@ -252,7 +290,7 @@ for b in "${benches[@]}"; do
   bench_ran=$((bench_ran + 1))
 done
 mapfile -t jsons < <(find "$json_dir" -name '*.json' | sort)
-if ((${#jsons[@]} > 3)); then  # 5 logs + 3 files = the 8 files that come back
+if ((${#jsons[@]} > 1)); then  # 7 logs + 1 file = the 8 files that come back
   tar -C "$json_dir" -cf "$OUT/bench_json.tar" .
   echo "benchmark JSON files packed into bench_json.tar" | tee -a "$log"
 elif ((${#jsons[@]} > 0)); then
@@ -271,7 +309,7 @@ fi
 
 # ---------------------------------------------------------------------------------------------
 shoal_section "gpu-check results"
-for step in build ctest memcheck racecheck synccheck bench; do
+for step in build ctest python memcheck racecheck synccheck bench; do
   printf '%-10s %s\n' "$step:" "${RESULT[$step]:-not run}"
 done
 if ((${#FAILED[@]})); then

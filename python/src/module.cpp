@@ -3,16 +3,18 @@
 
 #include <nanobind/nanobind.h>
 
-#include "barnes_hut/barnes_hut_app.hpp"
-#include "collision/collision_app.hpp"
-#include "generation/generation_app.hpp"
-#include "nbody/nbody_app.hpp"
-#include "shoal/python/model.hpp"
-#include "sugarscape/sugarscape_app.hpp"
-#include "traffic/traffic_app.hpp"
-#include "wator/wator_app.hpp"
+#include "shoal/shoal.hpp"
 
 namespace nb = nanobind;
+
+// One file per app (bind_<app>.cpp).
+void bind_wator(nb::module_& apps);
+void bind_traffic(nb::module_& apps);
+void bind_sugarscape(nb::module_& apps);
+void bind_nbody(nb::module_& apps);
+void bind_barnes_hut(nb::module_& apps);
+void bind_collision(nb::module_& apps);
+void bind_generation(nb::module_& apps);
 
 NB_MODULE(_shoal, m) {
   m.doc() = "Shoal: object-oriented agent simulations on GPUs (the apps; see docs/python.md)";
@@ -30,11 +32,11 @@ NB_MODULE(_shoal, m) {
     }
   });
   nb::module_ apps = m.def_submodule("apps", "The apps of Shoal's apps/ folder, with their flags as keywords");
-  shoal::python::bind_model<wator::app>(apps, "WaTor");
-  shoal::python::bind_model<traffic::app>(apps, "Traffic");
-  shoal::python::bind_model<sugarscape::app>(apps, "Sugarscape");
-  shoal::python::bind_model<nbody::app>(apps, "NBody");
-  shoal::python::bind_model<barnes_hut::app>(apps, "BarnesHut");
-  shoal::python::bind_model<collision::app>(apps, "Collision");
-  shoal::python::bind_model<generation::app>(apps, "Generation");
+  bind_wator(apps);
+  bind_traffic(apps);
+  bind_sugarscape(apps);
+  bind_nbody(apps);
+  bind_barnes_hut(apps);
+  bind_collision(apps);
+  bind_generation(apps);
 }

@@ -94,6 +94,50 @@ def test_agents_are_columns_named_as_the_fields():
         m.agents("Whale")
 
 
+def on_host(array):
+    """A NumPy array of what `array` holds: itself, or a copy of a device array (through PyTorch)."""
+    if isinstance(array, np.ndarray):
+        return array
+    torch = pytest.importorskip("torch")
+    return torch.from_dlpack(array).cpu().numpy()
+
+
+def test_device_columns_hold_what_the_host_columns_hold():
+    m = WaTor(width=64, height=64, seed=6)
+    m.step(8)
+    host, device = m.agents("Shark"), m.agents("Shark", device=True)
+    assert list(device) == list(host)
+    if shoal.backend == "cpu":
+        assert all(isinstance(a, np.ndarray) for a in device.values())  # the same NumPy arrays
+    else:
+        assert all(a.__dlpack_device__()[0] == 2 for a in device.values())  # kDLCUDA
+    for name in host:
+        assert (on_host(device[name]) == host[name]).all(), name
+
+
+def test_agent_view_is_the_heap_itself():
+    m = WaTor(width=64, height=64, seed=7)
+    m.step(6)
+    fields, live = m.agent_view("Shark")
+    assert list(fields) == ["cell", "target", "priority", "timer", "energy"]
+    mask = on_host(live).astype(bool)
+    assert mask.sum() == m.census()["sharks"]
+    columns = m.agents("Shark")
+    for name, column in columns.items():  # the live slots in heap order are the rows of agents()
+        assert (on_host(fields[name])[mask] == column).all(), name
+    # Writes go to the objects: no copy in between.
+    if shoal.backend == "cpu":
+        fields["energy"][mask] = 1234
+    else:
+        torch = pytest.importorskip("torch")
+        torch.from_dlpack(fields["energy"])[torch.from_dlpack(live).bool()] = 1234
+    assert (m.agents("Shark")["energy"] == 1234).all()
+    with pytest.raises(ValueError, match="Agent is abstract"):
+        m.agent_view("Agent")
+    with pytest.raises(ValueError, match="no class 'Whale'"):
+        m.agent_view("Whale")
+
+
 def test_a_saved_model_resumes_here_and_in_the_program(tmp_path):
     m = WaTor(width=64, height=48, seed=9)
     m.step(15)

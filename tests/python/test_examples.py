@@ -5,6 +5,8 @@ import re
 import subprocess
 import sys
 
+import pytest
+
 EXAMPLES = os.path.join(os.path.dirname(__file__), "..", "..", "examples", "python")
 
 
@@ -15,6 +17,7 @@ def run(script, *args, cwd):
 
 
 def test_the_wator_sweep_writes_a_chart_of_every_seed(tmp_path):
+    pytest.importorskip("matplotlib")  # (on a GPU machine without it; CI installs it)
     out = run("wator_sweep.py", "--seeds", "3", "--steps", "20", "--size", "48", "--out", "sweep.png", cwd=tmp_path)
     assert len(re.findall(r"^seed \d: fish \d+, sharks \d+ after 20 steps$", out, re.M)) == 3
     chart = tmp_path / "sweep.png"
@@ -22,6 +25,7 @@ def test_the_wator_sweep_writes_a_chart_of_every_seed(tmp_path):
 
 
 def test_the_traffic_table_counts_every_car(tmp_path):
+    pytest.importorskip("pandas")
     out = run("traffic_cars.py", "--steps", "30", cwd=tmp_path)
     cars, census = map(int, re.search(r"^(\d+) cars after 30 steps \(census: (\d+)\)$", out, re.M).groups())
     assert cars == census > 0

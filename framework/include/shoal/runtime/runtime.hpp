@@ -31,6 +31,7 @@
 #include "shoal/runtime/errors.hpp"
 #include "shoal/runtime/method_name.hpp"
 #include "shoal/runtime/parallel_new.hpp"
+#include "shoal/runtime/row_gather.hpp"
 #include "shoal/sim/phase_timer.hpp"
 
 namespace shoal {
@@ -349,6 +350,14 @@ class runtime {
     detail::columns_access::objects(out) = detail::objects_in_heap_order<Heap, T>(view_, download_headers());
     detail::download_columns(out);
     return out;
+  }
+
+  /// Where the rows of T and of its subclasses lie now, for detail::gather_rows (columns on the
+  /// device without a list of objects: shoal/runtime/row_gather.hpp). Waits for the device first.
+  template <class T>
+  detail::row_plan plan_rows() {
+    synchronize();
+    return detail::plan_rows<Heap, T>(view_, download_headers());
   }
 
   /// The CUDA graphs that run this runtime's do-alls (see arch/launch_graph.hpp; for tests and

@@ -10,6 +10,8 @@
 ///   m.census()                                  # {"fish": ..., "sharks": ...}
 ///   m.row()                                     # the CSV row now: {"fish": ..., ...}
 ///   m.agents("Fish")                            # {"cell": array, "energy": array, ...}
+///   m.agents("Fish", device=True)               # the same on the GPU (DLPack)
+///   fields, live = m.agent_view("Fish")         # the heap's own memory, no copy
 ///   m.save("run.shoal"); WaTor.resume("run.shoal")
 ///   m.frame()                                   # the viewer's picture: height x width x 4 (RGBA)
 ///
@@ -19,10 +21,7 @@
 /// seed and flags give the same numbers as the command line (`steps`, `checksum()`, the CSV row).
 /// A checkpoint saved here resumes with `--resume` and the other way round.
 ///
-/// Columns are NumPy arrays that own a copy (runtime::download: every live object of the class
-/// and its subclasses, in heap order). A field of numbers becomes an array of that type (N
-/// columns for an array field `T[N]`), a pointer field the addresses as uint64 (0 for null), any
-/// other type its bytes (uint8, one row per object).
+/// Columns: shoal/python/columns.hpp says what agents() and agent_view() give.
 
 #include <nanobind/nanobind.h>
 #include <nanobind/ndarray.h>
@@ -37,6 +36,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "shoal/python/columns.hpp"
 #include "shoal/viz/driver.hpp"
 
 namespace shoal::python {
@@ -90,32 +90,6 @@ nb::object owned_array(std::vector<E>&& values, std::initializer_list<std::size_
   auto* owned = new std::vector<E>(std::move(values));
   nb::capsule owner(owned, [](void* p) noexcept { delete static_cast<std::vector<E>*>(p); });
   return nb::ndarray<nb::numpy, E>(owned->data(), shape, owner).cast();
-}
-
-/// Column K of `columns` (one per field) into `out` under the field's name.
-template <class T, std::size_t K>
-void put_column(shoal::agent_columns<T>& columns, nb::dict& out) {
-  auto& column = columns.template column<K>();
-  using row = typename std::remove_cvref_t<decltype(column)>::value_type;
-  using field = shoal::detail::field_at<T, K>;
-  using element = typename field::element;
-  constexpr std::size_t width = field::count;
-  const std::size_t n = column.size();
-  // Numbers as they are, pointers as their addresses, anything else as its bytes.
-  using cell = std::conditional_t<std::is_arithmetic_v<element>, element,
-                                  std::conditional_t<std::is_pointer_v<element>, std::uint64_t, std::uint8_t>>;
-  const std::size_t per_row = std::is_arithmetic_v<element> || std::is_pointer_v<element> ? width : sizeof(row);
-  std::vector<cell> flat(n * per_row);
-  std::memcpy(flat.data(), column.data(), n * sizeof(row));
-  const nb::object array = per_row == 1 ? owned_array(std::move(flat), {n}) : owned_array(std::move(flat), {n, per_row});
-  out[shoal::detail::field_name<T>(K)] = array;
-}
-
-template <class T, std::size_t... K>
-nb::dict columns_of(shoal::agent_columns<T>& columns, std::index_sequence<K...>) {
-  nb::dict out;
-  (put_column<T, K>(columns, out), ...);
-  return out;
 }
 
 }  // namespace detail
@@ -227,18 +201,36 @@ class model {
     return out;
   }
 
-  /// Every live object of the class `name` (and its subclasses), one NumPy array per field.
-  nb::dict agents(const std::string& name) {
+  /// Every live object of the class `name` (and its subclasses), one array per field, in heap
+  /// order: NumPy arrays, or with `device` arrays on the backend's device (DLPack; on the cpu
+  /// backend the same NumPy arrays). See shoal/python/columns.hpp.
+  nb::dict agents(const std::string& name, bool device) {
     std::optional<nb::dict> out;
-    std::string classes;
-    heap::for_each_type([&]<class T>() {
-      const std::string n = detail::short_name<T>();
-      classes += (classes.empty() ? "" : ", ") + n;
-      if (out || n != name) return;
-      auto columns = app_->runtime().template download<T>();
-      out = detail::columns_of<T>(columns, std::make_index_sequence<shoal::agent_columns<T>::field_count>());
+    for_class(name, "agents", [&]<class T>() {
+      auto& rt = app_->runtime();
+      const shoal::detail::row_plan plan = rt.template plan_rows<T>();
+      out = detail::gathered_columns<T>(rt.view(), plan, device, std::make_index_sequence<shoal::agent_columns<T>::field_count>());
     });
-    if (!out) throw nb::value_error(("agents(): " + std::string(App::name) + " has no class '" + name + "' (its classes: " + classes + ")").c_str());
+    return *out;
+  }
+
+  /// The fields of the concrete class `name` in the heap itself, without a copy: a dict of
+  /// arrays of blocks x slots (x elements) and the `live` array that says which slots hold one of
+  /// its objects (see shoal/python/columns.hpp).
+  nb::tuple agent_view(const std::string& name) {
+    std::optional<nb::tuple> out;
+    for_class(name, "agent_view", [&]<class T>() {
+      if constexpr (shoal::abstract_object<T>) {
+        throw nb::value_error(("agent_view(): " + name + " is abstract: view one of its concrete classes").c_str());
+      } else {
+        auto& rt = app_->runtime();
+        rt.synchronize();  // the stocks settled, so that live bits are exact
+        const auto& h = rt.view();
+        constexpr std::uint32_t t = heap::template type_id<T>;
+        nb::dict columns = detail::heap_columns<T>(h, t, nb::find(this), std::make_index_sequence<shoal::agent_columns<T>::field_count>());
+        out = nb::make_tuple(columns, detail::live_slots(h, t));
+      }
+    });
     return *out;
   }
 
@@ -277,6 +269,23 @@ class model {
   }
 
  private:
+  /// Calls f.template operator()<T>() for the heap class named `name` (without namespaces);
+  /// ValueError naming the classes there are otherwise.
+  template <class F>
+  void for_class(const std::string& name, const char* method, F&& f) {
+    bool found = false;
+    std::string classes;
+    heap::for_each_type([&]<class T>() {
+      const std::string n = detail::short_name<T>();
+      classes += (classes.empty() ? "" : ", ") + n;
+      if (found || n != name) return;
+      found = true;
+      f.template operator()<T>();
+    });
+    if (!found)
+      throw nb::value_error((std::string(method) + "(): " + App::name + " has no class '" + name + "' (its classes: " + classes + ")").c_str());
+  }
+
   sim::app_cli cli_;
   typename App::flags flags_;
   std::optional<App> app_;
@@ -299,8 +308,12 @@ nb::class_<model<App>> bind_model(nb::handle scope, const char* python_name) {
   c.def("census", &M::census, "The populations of the program's summary line, by name.");
   c.def("checksum", &M::checksum, "The program's checksum of the state now.");
   c.def("row", &M::row, "The program's CSV row of the state now, by column.");
-  c.def("agents", &M::agents, nb::arg("name"),
-        "Every live object of a class (and of its subclasses): one NumPy array per field.");
+  c.def("agents", &M::agents, nb::arg("name"), nb::arg("device") = false,
+        "Every live object of a class (and of its subclasses): one array per field, NumPy, or on the GPU with "
+        "device=True (DLPack: torch.from_dlpack, cupy.from_dlpack).");
+  c.def("agent_view", &M::agent_view, nb::arg("name"),
+        "The fields of a concrete class in the heap itself, without a copy: (arrays of blocks x slots, live), "
+        "live 1 where a slot holds one of its objects.");
   if constexpr (sim::model_with_view<App>)
     c.def("frame", &M::frame, "The viewer's picture of the state now: height x width x 4 bytes (RGBA).");
   if constexpr (sim::model_with_checkpoints<App>) {
