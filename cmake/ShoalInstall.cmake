@@ -4,7 +4,9 @@
 #   include/shoal/third_party/         CLI11 and Random123, which shoal/sim/ includes
 #   lib/libshoal.a, lib/libshoal_viz.a
 #   lib/cmake/shoal/                   shoalConfig.cmake, its version file, the exported targets,
-#                                      shoal_add_executable() (ShoalAddExecutable.cmake)
+#                                      shoal_add_executable() (ShoalAddExecutable.cmake),
+#                                      shoal_add_python_module() (ShoalPython.cmake)
+#   include/shoal/python/              the Python binding's headers (nanobind; docs/python.md)
 #
 # that a project uses with find_package(shoal REQUIRED) (examples/downstream/). One prefix holds
 # one backend: install the cpu and the cuda build to different prefixes.
@@ -13,6 +15,7 @@ include(CMakePackageConfigHelpers)
 set(shoal_cmake_dir "${CMAKE_INSTALL_LIBDIR}/cmake/shoal")
 
 install(DIRECTORY "${PROJECT_SOURCE_DIR}/framework/include/" "${PROJECT_SOURCE_DIR}/viz/include/"
+                  "${PROJECT_SOURCE_DIR}/python/include/"
         DESTINATION "${CMAKE_INSTALL_INCLUDEDIR}")
 # The vendored copies, whichever copy the build used: they are the versions of Debian 12's
 # libcli11-dev and librandom123-dev, unchanged (third_party/README.md), and carrying them means a
@@ -50,4 +53,6 @@ write_basic_package_version_file("${PROJECT_BINARY_DIR}/shoalConfigVersion.cmake
 install(FILES "${PROJECT_BINARY_DIR}/shoalConfig.cmake" "${PROJECT_BINARY_DIR}/shoalConfigVersion.cmake"
               "${PROJECT_SOURCE_DIR}/cmake/ShoalAddExecutable.cmake"
               "${PROJECT_SOURCE_DIR}/cmake/ShoalCudaStandard.cmake"
+              "${PROJECT_SOURCE_DIR}/cmake/ShoalPython.cmake"
+              "${PROJECT_SOURCE_DIR}/cmake/ShoalPythonModule.map"
         DESTINATION "${shoal_cmake_dir}")

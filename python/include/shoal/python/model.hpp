@@ -183,6 +183,9 @@ class model {
 
   std::uint64_t steps() const { return steps_; }
 
+  /// The model itself, for methods of a module's own (a do-all bound with .def, see docs/python.md).
+  App& app() { return *app_; }
+
   /// The populations the program's summary line gives, by name.
   nb::dict census() {
     nb::dict out;
