@@ -1,4 +1,4 @@
-// Checkpoints are untrusted input: for each app (Wa-Tor, traffic, n-body, collision), thousands of
+// Checkpoints are untrusted input: for each app (Wa-Tor, traffic, n-body, collision, ...), thousands of
 // copies of a valid checkpoint with random byte edits in one of its sections (every section,
 // headers included), the two checksums recomputed so that the edit reaches the parsers and checks
 // behind them, resumed in-process through the app's own code: its command-line parser with --resume
@@ -19,6 +19,7 @@
 
 #include "collision/collision_app.hpp"
 #include "collision/collision_resume.hpp"
+#include "game_of_life/game_of_life_app.hpp"
 #include "barnes_hut/barnes_hut_app.hpp"
 #include "barnes_hut/barnes_hut_resume.hpp"
 #include "nbody/nbody_app.hpp"
@@ -430,6 +431,50 @@ app_harness sugarscape_harness() {
   return h;
 }
 
+/// The Game of Life of one variant, through the app class itself (its save, resume and step).
+app_harness game_of_life_harness(game_of_life::variant v) {
+  app_harness h;
+  h.name = "game_of_life";
+  h.write_good = [v](const std::string& path) {
+    game_of_life::model_flags f;
+    f.width = 16, f.height = 12, f.gliders = 1, f.variant = static_cast<std::uint64_t>(v);
+    sim::run_options o = game_of_life::app::defaults;
+    o.heap_mb = 2, o.seed = 7;
+    game_of_life::app a(f, o);
+    sim::phase_timer timer(false);
+    a.populate();
+    for (std::uint32_t step = 1; step <= saved_step; ++step) a.step(step, timer);
+    a.runtime().synchronize();
+    sim::write_checkpoint(path, "game_of_life", saved_step, 7, [&](checkpoint::writer& w) { a.save(w); });
+  };
+  h.resume_and_step = [](const std::string& path) -> outcome {
+    sim::app_cli cli(game_of_life::app::name, game_of_life::app::description, sim::model_defaults<game_of_life::app>());
+    game_of_life::model_flags f;
+    if (auto r = parse_or_refuse("game_of_life", run_args(path, "2"), [&](int argc, const char* const* argv) {
+          return sim::parse_model_command_line<game_of_life::app>(cli, f, argc, argv);
+        }))
+      return *r;
+    game_of_life::app a(f, cli.options());
+    try {
+      a.resume(*cli.resume());
+    } catch (const checkpoint_error& e) {
+      return {false, e.what()};
+    }
+    sim::phase_timer timer(false);
+    for (std::uint64_t step = cli.resume_step() + 1; step <= final_step; ++step) a.step(step, timer);
+    a.runtime().synchronize();
+    EXPECT_EQ(a.runtime().verify(), "");
+    a.with_world([&](const auto& g) {
+      const generation::consistency c = generation::check_consistency(a.runtime(), g);
+      EXPECT_EQ(c.misplaced, 0u);
+      EXPECT_EQ(c.unwatched, 0u);
+      EXPECT_EQ(c.fresh, 0u);
+    });
+    return {true, ""};
+  };
+  return h;
+}
+
 /// Cases per app: 10^4 (3 to 5 s of CPU per app on the release build, 10 to 70 s under
 /// ASan/UBSan on the two-core machine); under TSan, which serialises far more, 2000 with the same
 /// mix of edits.
@@ -494,6 +539,12 @@ TEST(AppCheckpointFuzz, CollisionResumesOrRefusesEveryEditedCheckpoint) { fuzz(c
 
 TEST(AppCheckpointFuzz, BarnesHutResumesOrRefusesEveryEditedCheckpoint) { fuzz(barnes_hut_harness(), 31); }
 TEST(AppCheckpointFuzz, SugarscapeResumesOrRefusesEveryEditedCheckpoint) { fuzz(sugarscape_harness(), 32); }
+TEST(AppCheckpointFuzz, GameOfLifeCellsResumesOrRefusesEveryEditedCheckpoint) {
+  fuzz(game_of_life_harness(game_of_life::variant::cells), 33);
+}
+TEST(AppCheckpointFuzz, GameOfLifeNoCellResumesOrRefusesEveryEditedCheckpoint) {
+  fuzz(game_of_life_harness(game_of_life::variant::no_cell), 34);
+}
 
 }  // namespace
 }  // namespace shoal::test

@@ -15,9 +15,11 @@
 #include <sys/stat.h>
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "collision/collision_app.hpp"
+#include "game_of_life/game_of_life_app.hpp"
 #include "barnes_hut/barnes_hut_app.hpp"
 #include "nbody/nbody_app.hpp"
 #include "sugarscape/sugarscape_app.hpp"
@@ -65,6 +67,7 @@ std::vector<app_parser> apps() {
                                   "--max-vision", "--max-age", "--max-endowment", "--max-metabolism",
                                   "--sugar-capacity", "--max-grow-rate", "--max-diffusion", "--min-mating-age",
                                   "--max-children"}),
+      parser_of<game_of_life::app>({"--width", "--height", "--variant", "--density", "--gliders", "--pattern"}),
   };
 }
 
@@ -89,6 +92,7 @@ std::vector<std::string> odd_values() {
 struct fixture_files {
   fs::path dir;
   std::vector<std::string> resume_files;  ///< this app's valid, foreign, damaged and missing
+  std::vector<std::string> pattern_files;  ///< PGM images: valid, all white, damaged, missing
 };
 
 /// Small valid checkpoints of each app's run section (no heap: parse only reads those), one
@@ -110,6 +114,11 @@ fixture_files make_files(const std::vector<app_parser>& list) {
         w.value("sugarscape.model", m);
       }
       if (a.name == "collision") w.value("collision.model", collision::model_flags{300, {}});
+      if (a.name == "game_of_life") {
+        game_of_life::model_flags m;
+        m.width = 40, m.height = 30;
+        w.value("game_of_life.model", m);
+      }
     });
     f.resume_files.push_back(path);
   }
@@ -119,6 +128,19 @@ fixture_files make_files(const std::vector<app_parser>& list) {
   f.resume_files.push_back(damaged);
   f.resume_files.push_back((f.dir / "missing.ckpt").string());
   f.resume_files.push_back(f.dir.string());  // a directory
+  const std::pair<const char*, const char*> images[] = {
+      {"glider.pgm", "P2\n# a glider\n5 5\n255\n255 0 255 255 255\n255 255 0 255 255\n0 0 0 255 255\n"
+                     "255 255 255 255 255\n255 255 255 255 255\n"},
+      {"white.pgm", "P2\n2 2\n255\n255 255 255 255\n"},
+      {"short.pgm", "P2\n5 5\n255\n0 0 0\n"},
+      {"huge.pgm", "P2\n99999 99999\n255\n0\n"},
+      {"not_pgm.pgm", "P6\n1 1 255\n\x01\x02\x03"}};
+  for (const auto& [name, bytes] : images) {
+    const std::string path = (f.dir / name).string();
+    std::ofstream(path, std::ios::binary) << bytes;
+    f.pattern_files.push_back(path);
+  }
+  f.pattern_files.push_back((f.dir / "missing.pgm").string());
   return f;
 }
 
@@ -133,6 +155,7 @@ std::vector<std::string> generate(std::mt19937_64& rng, const app_parser& app, c
     const std::string flag = kind < 4 ? pick(app.flags) : kind < 8 ? pick(shared_flags) : pick(odd_flags);
     std::string value;
     if (flag == "--resume") value = pick(files.resume_files);
+    else if (flag == "--pattern") value = pick(files.pattern_files);
     else if (flag == "--csv" || flag == "--checkpoint" || flag == "--frames") value = (files.dir / "out").string();
     if (rng() % 3 == 0 || value.empty()) value = pick(values);
     switch (rng() % 4) {
