@@ -356,8 +356,9 @@ class runtime {
   /// device without a list of objects: shoal/runtime/row_gather.hpp). Waits for the device first.
   template <class T>
   detail::row_plan plan_rows() {
-    synchronize();
-    return detail::plan_rows<Heap, T>(view_, download_headers());
+    synchronize();  // the stocks settled: live words exact
+    arch::device_buffer<std::byte> scratch;
+    return detail::plan_rows<Heap, T>(view_, scratch);
   }
 
   /// The CUDA graphs that run this runtime's do-alls (see arch/launch_graph.hpp; for tests and

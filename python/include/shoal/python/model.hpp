@@ -212,7 +212,8 @@ class model {
     for_class(name, "agents", [&]<class T>() {
       auto& rt = app_->runtime();
       const shoal::detail::row_plan plan = rt.template plan_rows<T>();
-      out = detail::gathered_columns<T>(rt.view(), plan, device, std::make_index_sequence<shoal::agent_columns<T>::field_count>());
+      out = detail::gathered_columns<T>(rt.view(), plan, device, columns_,
+                                        std::make_index_sequence<shoal::agent_columns<T>::field_count>());
     });
     return *out;
   }
@@ -295,6 +296,7 @@ class model {
   sim::phase_timer timer_{false};
   std::uint64_t steps_ = 0;
   bool shown_ = false;  // App::show_in called (once, before the first picture)
+  detail::column_memory columns_;  // agents()' pinned buffers and gather array
 };
 
 /// Adds App to `scope` as the Python class `python_name`.
