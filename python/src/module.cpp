@@ -15,6 +15,7 @@ void bind_nbody(nb::module_& apps);
 void bind_barnes_hut(nb::module_& apps);
 void bind_collision(nb::module_& apps);
 void bind_generation(nb::module_& apps);
+void bind_game_of_life(nb::module_& apps);
 
 NB_MODULE(_shoal, m) {
   m.doc() = "Shoal: object-oriented agent simulations on GPUs (the apps; see docs/python.md)";
@@ -39,4 +40,5 @@ NB_MODULE(_shoal, m) {
   bind_barnes_hut(apps);
   bind_collision(apps);
   bind_generation(apps);
+  bind_game_of_life(apps);
 }

@@ -54,6 +54,8 @@ def test_a_model_gives_the_programs_numbers():
         (apps.BarnesHut, "barnes_hut", dict(bodies=2000)),
         (apps.Collision, "collision", dict(bodies=500)),
         (apps.Generation, "generation", dict(width=100, height=100, burst_length=20, density=0.1)),
+        (apps.GameOfLife, "game_of_life", dict(width=90, height=70, variant="cells")),
+        (apps.GameOfLife, "game_of_life", dict(width=90, height=70, variant="no-cell", seed=3)),
     ],
 )
 def test_every_app_gives_its_programs_numbers(cls, name, keywords):
