@@ -68,7 +68,7 @@ class app {
   }
 
   void save(shoal::checkpoint::writer& w) { save_state(w, rt_, flags_); }
-  void resume(const shoal::checkpoint::reader& r) { nbody::resume(rt_, flags_, r); }
+  void resume(const shoal::checkpoint::reader& r) { nbody::resume(rt_, flags_, r, flags_.bodies); }
 
   shoal::viz::scene_spec scene(const shoal::sim::run_options& o) const { return view::scene(o); }
   void show_in(shoal::viz::rect area) { painter_.emplace(area, flags_.p.max_mass); }

@@ -51,6 +51,9 @@ class Body : public shoal::object<Space, Body> {
     mass = p.max_mass * (1.0f - r.uniform());  // (0, max_mass]
     ax = 0.0f, ay = 0.0f;
   }
+  /// Body first + i of a run (parallel_new's i): a rank's share of the bodies (nbody_ranks.hpp).
+  SHOAL_HD Body(unsigned long long i, unsigned long long first, std::uint64_t seed, parameters p)
+      : Body(first + i, seed, p) {}
   /// A body placed by hand (tests).
   SHOAL_HD Body(float px, float py, float pvx, float pvy, float m) {
     x = px, y = py, vx = pvx, vy = pvy, mass = m, ax = 0.0f, ay = 0.0f;

@@ -29,12 +29,12 @@ class ranked_bodies {
         first_(n * static_cast<std::uint64_t>(ctx.rank()) / static_cast<std::uint64_t>(ctx.size())),
         last_(n * static_cast<std::uint64_t>(ctx.rank() + 1) / static_cast<std::uint64_t>(ctx.size())) {}
 
-  /// Makes this rank's bodies.
-  void populate() {
-    const std::uint64_t first = first_, seed = seed_;
-    const parameters p = p_;
-    rt_->launch(last_ - first_, [=] SHOAL_DEVICE(std::size_t i) { new Body(first + i, seed, p); });
-  }
+  /// How many bodies this rank holds.
+  std::uint64_t share() const { return last_ - first_; }
+
+  /// Makes this rank's bodies, in the heap in index order (parallel_new): the order in which
+  /// forces() gathers them, and so sums every body's partners, is the same on every run.
+  void populate() { rt_->parallel_new<Body>(last_ - first_, static_cast<unsigned long long>(first_), seed_, p_); }
 
   /// One step on every rank: forces from all bodies, then motion. Collective.
   void step() {

@@ -2,7 +2,9 @@
 /// @file
 /// N-body as a program over MPI ranks (shoal::dist::run_model, `nbody_mpi`): nbody's command line
 /// and CSV columns, the bodies shared out over the ranks (nbody_ranks.hpp). Its numbers agree with
-/// nbody's to within rounding (partners are summed in another order). No checkpoints or viewer yet.
+/// nbody's to within rounding (partners are summed in another order). `--checkpoint` writes one
+/// part per rank, its bodies; resumed with as many ranks, a run ends as the same run without a
+/// stop does, bit for bit (the heap keeps its bodies' order). No viewer yet.
 
 #include <cstdint>
 #include <string>
@@ -22,6 +24,7 @@ class ranks_app {
       "position and mass gathered each step. Agrees with nbody to within rounding.";
   static constexpr shoal::sim::run_options defaults = app::defaults;
   using flags = model_flags;
+  static constexpr const char* saved_flags = app::saved_flags;  // save() writes the flags there
 
   static void add_flags(shoal::sim::flag_table<model_flags>& t, model_flags& m) { app::add_flags(t, m); }
   static int check(const shoal::sim::app_cli& cli, model_flags& m) { return app::check(cli, m); }
@@ -44,6 +47,13 @@ class ranks_app {
     auto t = timer.phase("advance (do-all)");
     rt_.parallel_do<&Body::advance>(flags_.p.dt);
   }
+  /// This rank's part of a checkpoint (dist::run_model writes one file per rank): the flags and
+  /// its bodies, as nbody saves them.
+  void save(shoal::checkpoint::writer& w) { save_state(w, rt_, flags_); }
+  /// Checks this rank's part (its share of the bodies, each valid), then loads it. Throws
+  /// checkpoint_error, having changed nothing, for a part that does not pass.
+  void resume(const shoal::checkpoint::reader& r) { nbody::resume(rt_, flags_, r, bodies_.share()); }
+
   std::vector<shoal::sim::csv_value> csv_row() {
     const totals t = bodies_.measure(scratch_);
     return {t.bodies, energy(t.kinetic_energy), energy(t.momentum_x), energy(t.momentum_y)};

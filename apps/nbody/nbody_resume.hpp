@@ -17,8 +17,9 @@
 namespace nbody {
 
 /// Throws checkpoint_error (one line, naming the file and the first bad value) unless the saved
-/// bodies are a state the steps can run from with the flags `m`.
-inline void check_saved_state(const shoal::checkpoint::reader& r, const model_flags& m) {
+/// bodies are a state the steps can run from with the flags `m`: `bodies` of them (a rank's part
+/// of an nbody_mpi checkpoint holds its share of --bodies).
+inline void check_saved_state(const shoal::checkpoint::reader& r, const model_flags& m, std::uint64_t bodies) {
   using saved = shoal::checkpoint::saved_heap<Space>;
   const saved heap(r);
   std::uint64_t count = 0;
@@ -31,8 +32,9 @@ inline void check_saved_state(const shoal::checkpoint::reader& r, const model_fl
     const float mass = heap.read<Body>(o, &Body::mass);
     if (!(mass > 0.0f && mass <= m.p.max_mass)) bad("a body has mass " + std::to_string(mass) + ", not in (0, --max-mass]");
   });
-  if (count != m.bodies)
-    bad("it holds " + std::to_string(count) + " bodies; its --bodies is " + std::to_string(m.bodies));
+  if (count != bodies)
+    bad("it holds " + std::to_string(count) + " bodies, not " + std::to_string(bodies) + " (--bodies " +
+        std::to_string(m.bodies) + ")");
 }
 
 /// What an n-body checkpoint holds besides the run's sections: the model flags and the bodies.
@@ -43,8 +45,9 @@ inline void save_state(shoal::checkpoint::writer& w, shoal::runtime<Space>& rt, 
 
 /// Checks the checkpoint (check_saved_state), then loads its bodies into `rt`. Throws
 /// checkpoint_error, having changed nothing, for a file that does not pass.
-inline void resume(shoal::runtime<Space>& rt, const model_flags& m, const shoal::checkpoint::reader& r) {
-  check_saved_state(r, m);
+inline void resume(shoal::runtime<Space>& rt, const model_flags& m, const shoal::checkpoint::reader& r,
+                   std::uint64_t bodies) {
+  check_saved_state(r, m, bodies);
   rt.load_heap(r);
 }
 

@@ -289,7 +289,7 @@ app_harness nbody_harness() {
       return *r;
     auto& rt = *s->rt;
     try {
-      nbody::resume(rt, m, *cli.resume());
+      nbody::resume(rt, m, *cli.resume(), m.bodies);
     } catch (const checkpoint_error& e) {
       return {false, e.what()};
     }
