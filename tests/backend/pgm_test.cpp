@@ -3,6 +3,8 @@
 // another exception or an allocation of the size a damaged header claims. Host code only.
 #include "shoal/io/pgm.hpp"
 
+#include <sys/stat.h>
+
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -164,6 +166,17 @@ TEST(Pgm, ReadsAFileAndRefusesMissingOrOversizedOnes) {
     ADD_FAILURE() << "a missing file was read";
   } catch (const pgm_error& e) {
     EXPECT_NE(std::string(e.what()).find("missing.pgm: cannot open the file"), std::string::npos) << e.what();
+  }
+  // Not regular files: a FIFO (whose open would wait for a writer forever) and a directory.
+  const fs::path fifo = dir / "fifo.pgm";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0644), 0);
+  for (const fs::path& odd : {fifo, dir}) {
+    try {
+      (void)io::read_pgm(odd.string(), 9);
+      ADD_FAILURE() << odd << " was read";
+    } catch (const pgm_error& e) {
+      EXPECT_NE(std::string(e.what()).find("not a regular file"), std::string::npos) << e.what();
+    }
   }
   fs::remove_all(dir);
 }

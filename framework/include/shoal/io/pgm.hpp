@@ -11,6 +11,10 @@
 /// (a bad header, a sample out of range, a file that ends early or holds more than one image, a
 /// size over the caller's limit), thrown before anything of that size is allocated.
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <cstdint>
 #include <cstdio>
 #include <stdexcept>
@@ -146,10 +150,23 @@ inline pgm_image parse_pgm(std::string_view bytes, const std::string& name, std:
 }
 
 /// Reads and parses a PGM file (see parse_pgm). A file larger than the largest plain PGM of
-/// `max_pixels` pixels could be is refused before it is read.
+/// `max_pixels` pixels could be is refused before it is read, and so is anything that is not a
+/// regular file: a FIFO would block the open (and the program) until someone wrote to it, a
+/// device such as /dev/zero would be read to the size limit.
 inline pgm_image read_pgm(const std::string& path, std::uint64_t max_pixels) {
-  std::FILE* f = std::fopen(path.c_str(), "rb");
-  if (f == nullptr) throw pgm_error(path + ": cannot open the file");
+  // O_NONBLOCK: opening a FIFO returns at once (it changes nothing for a regular file).
+  const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0) throw pgm_error(path + ": cannot open the file");
+  struct stat st {};
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    ::close(fd);
+    throw pgm_error(path + ": not a regular file");
+  }
+  std::FILE* f = ::fdopen(fd, "rb");
+  if (f == nullptr) {
+    ::close(fd);
+    throw pgm_error(path + ": cannot open the file");
+  }
   std::string bytes;
   // A plain sample is at most 5 digits and, with spaces and comments, rarely more than a few
   // bytes; 16 per pixel plus a header and comments of 1 MiB is beyond any real file.
