@@ -19,6 +19,7 @@
 #include "baselines/game_of_life_baseline.hpp"
 #include "baselines/generation_baseline.hpp"
 #include "baselines/nbody_baseline.hpp"
+#include "baselines/structure_baseline.hpp"
 #include "baselines/sugarscape_baseline.hpp"
 #include "baselines/traffic_baseline.hpp"
 #include "baselines/wator_baseline.hpp"
@@ -30,6 +31,7 @@
 #include "generation/generation_resume.hpp"
 #include "shoal/sim/census.hpp"
 #include "shoal/sim/phase_timer.hpp"
+#include "structure/structure_model.hpp"
 #include "sugarscape/sugarscape_model.hpp"
 
 namespace shoal::bench {
@@ -265,6 +267,54 @@ void collision_static(benchmark::State& state, std::uint64_t bodies, std::uint32
   report_steps(state, steps);
 }
 
+/// Structure: the mesh of seed 1 with DynaSOAr's parameters, made once on the host (not timed),
+/// the heap the app asks for; `springs_left` is what is left after the last step.
+void structure_app(benchmark::State& state, std::uint64_t nodes, std::uint32_t steps) {
+  const structure::parameters params;
+  const structure::mesh m = structure::make_mesh(nodes, 1, params);
+  const structure::node_counts c = structure::counts_of(nodes, params);
+  runtime<structure::Mesh> rt(runtime<structure::Mesh>::bytes_for<structure::Node, structure::Pull, structure::Anchor, structure::Spring>(
+      c.free, c.pulls, c.anchors, m.springs()));
+  sim::phase_timer phases(false);
+  device_timer timer;
+  std::uint64_t left = 0;
+  for (auto _ : state) {
+    rt.clear();
+    structure::populate(rt, m, params);
+    state.SetIterationTime(timer.seconds([&] {
+      for (std::uint32_t s = 0; s < steps; ++s) structure::step(rt, params, phases);
+    }));
+    try {
+      rt.check_errors();
+    } catch (const error& e) {
+      fail(state, e.what());
+      break;
+    }
+    left = sim::census<structure::Mesh>(rt).count()[structure::Mesh::type_id<structure::Spring>];
+  }
+  state.counters["springs_left"] = static_cast<double>(left);
+  report_steps(state, steps);
+}
+
+void structure_static(benchmark::State& state, std::uint64_t nodes, std::uint32_t steps) {
+  const structure::parameters params;
+  const structure::mesh m = structure::make_mesh(nodes, 1, params);
+  device_timer timer;
+  std::uint64_t left = 0;
+  for (auto _ : state) {
+    std::optional<structure_baseline::mesh_arrays> base;
+    base.emplace(m, params);
+    arch::synchronize();
+    state.SetIterationTime(timer.seconds([&] {
+      for (std::uint32_t s = 0; s < steps; ++s) base->step();
+    }));
+    sim::sums scratch(5);
+    left = base->measure(scratch).springs;
+  }
+  state.counters["springs_left"] = static_cast<double>(left);
+  report_steps(state, steps);
+}
+
 struct grid_size {
   std::uint32_t width, height;
 };
@@ -469,6 +519,9 @@ constexpr std::uint32_t generation_steps = 300, generation_defrag_every = 50;
 // cells) and utm.pgm (252,192); 300 steps, DynaSOAr's.
 constexpr life_start life_starts[] = {{2500, 2500, nullptr, 0}, {1714, 1647, "tm.pgm", 7310}, {12699, 12652, "utm.pgm", 50438}};
 constexpr std::uint32_t life_steps = 60;
+// A tenth of DynaSOAr's mesh, then its own (kMaxNodes 1,500,000, the app's default); 40 rounds a step.
+constexpr std::uint64_t structure_sizes[] = {150000, 1500000};
+constexpr std::uint32_t structure_steps = 50;
 constexpr int repetitions = 5;
 #else
 // Two cpu cores: sizes that keep the whole suite at a few seconds.
@@ -489,6 +542,8 @@ constexpr std::uint32_t generation_steps = 20, generation_defrag_every = 5;
 // A soup, and gliders as tm.pgm's stand-in at a fifth of its sides (its file is too large here).
 constexpr life_start life_starts[] = {{250, 250, nullptr, 0}, {343, 330, nullptr, 292}};
 constexpr std::uint32_t life_steps = 20;
+constexpr std::uint64_t structure_sizes[] = {500, 2000};
+constexpr std::uint32_t structure_steps = 3;
 constexpr int repetitions = 5;
 #endif
 
@@ -567,6 +622,12 @@ void register_apps_benchmarks() {
     add("game_of_life/shoal_no_cell" + s, game_of_life_app<generation::Agent>, l, steps);
     add("game_of_life/bits" + s, game_of_life_static, l, steps);
   }
+  for (const std::uint64_t n : structure_sizes) {
+    const std::string s = "/nodes:" + std::to_string(n);
+    const std::uint32_t steps = structure_steps * scale;
+    add("structure/shoal" + s, structure_app, n, steps);
+    add("structure/soa" + s, structure_static, n, steps);
+  }
   // Shoal's all-pairs n-body at Barnes–Hut's default body count (the last size): the tree is
   // meant to beat it (issue 24's goal). Fewer repetitions: a step is O(n^2).
   {
@@ -585,6 +646,9 @@ void register_apps_benchmarks() {
   // Barnes–Hut's whole default run (200 steps).
   add_benchmark("barnes_hut/shoal/bodies:300000/steps:200", 3, barnes_hut_app, std::uint64_t{300000}, 200u);
   add_benchmark("barnes_hut/soa/bodies:300000/steps:200", 3, barnes_hut_static, std::uint64_t{300000}, 200u);
+  // Structure's whole default run, DynaSOAr's (1,500,000 nodes, 500 steps).
+  add_benchmark("structure/shoal/nodes:1500000/steps:500", 1, structure_app, std::uint64_t{1500000}, 500u);
+  add_benchmark("structure/soa/nodes:1500000/steps:500", 1, structure_static, std::uint64_t{1500000}, 500u);
 #endif
 }
 

@@ -34,8 +34,8 @@
 /// and slots are filled in the mesh's attach order, so a run is the same every time. The
 /// arithmetic is plain IEEE single precision with every product rounded on its own (no fused
 /// multiply-add: `product` below), and sqrt and division correctly rounded on both backends, so
-/// the backends are meant to agree bit for bit (checked on cpu; the cuda build relies on nvcc's
-/// default -prec-sqrt/-prec-div).
+/// the backends are meant to agree bit for bit (nvcc's default -prec-sqrt/-prec-div, no fast
+/// math). Not yet compared on a GPU: the resume test stays same-backend until it is.
 ///
 /// Differences from DynaSOAr: there, Node::move reads its neighbours' positions while they move
 /// (thread order decides), a spring breaks at force > max_force (here ≥, so that a spring at its

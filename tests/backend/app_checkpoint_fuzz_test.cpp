@@ -23,6 +23,7 @@
 #include "barnes_hut/barnes_hut_app.hpp"
 #include "barnes_hut/barnes_hut_resume.hpp"
 #include "nbody/nbody_app.hpp"
+#include "structure/structure_app.hpp"
 #include "nbody/nbody_resume.hpp"
 #include "shoal/checkpoint/crc32c.hpp"
 #include "shoal/sim/sim.hpp"
@@ -431,6 +432,43 @@ app_harness sugarscape_harness() {
   return h;
 }
 
+/// A good checkpoint of an app, through the app class itself: its populate, steps and save (seed 7).
+template <class App>
+void write_app_checkpoint(const std::string& path, const typename App::flags& f) {
+  sim::run_options o = App::defaults;
+  o.heap_mb = 2, o.seed = 7;
+  App a(f, o);
+  sim::phase_timer timer(false);
+  a.populate();
+  for (std::uint32_t step = 1; step <= saved_step; ++step) a.step(step, timer);
+  a.runtime().synchronize();
+  sim::write_checkpoint(path, App::name, saved_step, 7, [&](checkpoint::writer& w) { a.save(w); });
+}
+
+/// An edited checkpoint through the app class itself: its command line with --resume, its
+/// resume, its steps; then the heap's invariants and `check(app)`.
+template <class App, class Check>
+outcome resume_app_and_step(const std::string& path, Check&& check) {
+  sim::app_cli cli(App::name, App::description, sim::model_defaults<App>());
+  typename App::flags f;
+  if (auto r = parse_or_refuse(App::name, run_args(path, "2"), [&](int argc, const char* const* argv) {
+        return sim::parse_model_command_line<App>(cli, f, argc, argv);
+      }))
+    return *r;
+  App a(f, cli.options());
+  try {
+    a.resume(*cli.resume());
+  } catch (const checkpoint_error& e) {
+    return {false, e.what()};
+  }
+  sim::phase_timer timer(false);
+  for (std::uint64_t step = cli.resume_step() + 1; step <= final_step; ++step) a.step(step, timer);
+  a.runtime().synchronize();
+  EXPECT_EQ(a.runtime().verify(), "");
+  check(a);
+  return {true, ""};
+}
+
 /// The Game of Life of one variant, through the app class itself (its save, resume and step).
 app_harness game_of_life_harness(game_of_life::variant v) {
   app_harness h;
@@ -438,39 +476,33 @@ app_harness game_of_life_harness(game_of_life::variant v) {
   h.write_good = [v](const std::string& path) {
     game_of_life::model_flags f;
     f.width = 16, f.height = 12, f.gliders = 1, f.variant = static_cast<std::uint64_t>(v);
-    sim::run_options o = game_of_life::app::defaults;
-    o.heap_mb = 2, o.seed = 7;
-    game_of_life::app a(f, o);
-    sim::phase_timer timer(false);
-    a.populate();
-    for (std::uint32_t step = 1; step <= saved_step; ++step) a.step(step, timer);
-    a.runtime().synchronize();
-    sim::write_checkpoint(path, "game_of_life", saved_step, 7, [&](checkpoint::writer& w) { a.save(w); });
+    write_app_checkpoint<game_of_life::app>(path, f);
   };
-  h.resume_and_step = [](const std::string& path) -> outcome {
-    sim::app_cli cli(game_of_life::app::name, game_of_life::app::description, sim::model_defaults<game_of_life::app>());
-    game_of_life::model_flags f;
-    if (auto r = parse_or_refuse("game_of_life", run_args(path, "2"), [&](int argc, const char* const* argv) {
-          return sim::parse_model_command_line<game_of_life::app>(cli, f, argc, argv);
-        }))
-      return *r;
-    game_of_life::app a(f, cli.options());
-    try {
-      a.resume(*cli.resume());
-    } catch (const checkpoint_error& e) {
-      return {false, e.what()};
-    }
-    sim::phase_timer timer(false);
-    for (std::uint64_t step = cli.resume_step() + 1; step <= final_step; ++step) a.step(step, timer);
-    a.runtime().synchronize();
-    EXPECT_EQ(a.runtime().verify(), "");
-    a.with_world([&](const auto& g) {
-      const generation::consistency c = generation::check_consistency(a.runtime(), g);
-      EXPECT_EQ(c.misplaced, 0u);
-      EXPECT_EQ(c.unwatched, 0u);
-      EXPECT_EQ(c.fresh, 0u);
+  h.resume_and_step = [](const std::string& path) {
+    return resume_app_and_step<game_of_life::app>(path, [](game_of_life::app& a) {
+      a.with_world([&](const auto& g) {
+        const generation::consistency c = generation::check_consistency(a.runtime(), g);
+        EXPECT_EQ(c.misplaced, 0u);
+        EXPECT_EQ(c.unwatched, 0u);
+        EXPECT_EQ(c.fresh, 0u);
+      });
     });
-    return {true, ""};
+  };
+  return h;
+}
+
+/// Structure, through the app class itself: a mesh that lost springs and nodes before the
+/// checkpoint, so that edits meet the slots of deleted objects and pointers between survivors.
+app_harness structure_harness() {
+  app_harness h;
+  h.name = "structure";
+  h.write_good = [](const std::string& path) {
+    structure::model_flags f;
+    f.nodes = 60, f.p.iterations = 4, f.p.pull_speed = 0.5f;  // springs break before step 4
+    write_app_checkpoint<structure::app>(path, f);
+  };
+  h.resume_and_step = [](const std::string& path) {
+    return resume_app_and_step<structure::app>(path, [](structure::app&) {});
   };
   return h;
 }
@@ -545,6 +577,7 @@ TEST(AppCheckpointFuzz, GameOfLifeCellsResumesOrRefusesEveryEditedCheckpoint) {
 TEST(AppCheckpointFuzz, GameOfLifeNoCellResumesOrRefusesEveryEditedCheckpoint) {
   fuzz(game_of_life_harness(game_of_life::variant::no_cell), 34);
 }
+TEST(AppCheckpointFuzz, StructureResumesOrRefusesEveryEditedCheckpoint) { fuzz(structure_harness(), 35); }
 
 }  // namespace
 }  // namespace shoal::test

@@ -22,6 +22,7 @@
 #include "game_of_life/game_of_life_app.hpp"
 #include "barnes_hut/barnes_hut_app.hpp"
 #include "nbody/nbody_app.hpp"
+#include "structure/structure_app.hpp"
 #include "sugarscape/sugarscape_app.hpp"
 #include "test_support.hpp"
 #include "traffic/traffic_app.hpp"
@@ -68,6 +69,9 @@ std::vector<app_parser> apps() {
                                   "--sugar-capacity", "--max-grow-rate", "--max-diffusion", "--min-mating-age",
                                   "--max-children"}),
       parser_of<game_of_life::app>({"--width", "--height", "--variant", "--density", "--gliders", "--pattern"}),
+      parser_of<structure::app>({"--nodes", "--iterations", "--dt", "--damping", "--max-force", "--spring-min",
+                                 "--spring-max", "--mass", "--pull-speed", "--margin", "--pull-share",
+                                 "--anchor-share", "--spring-fill"}),
   };
 }
 
@@ -114,6 +118,7 @@ fixture_files make_files(const std::vector<app_parser>& list) {
         w.value("sugarscape.model", m);
       }
       if (a.name == "collision") w.value("collision.model", collision::model_flags{300, {}});
+      if (a.name == "structure") w.value("structure.model", structure::model_flags{300, {}});
       if (a.name == "game_of_life") {
         game_of_life::model_flags m;
         m.width = 40, m.height = 30;
