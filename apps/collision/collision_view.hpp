@@ -20,15 +20,7 @@ inline const viz::pixel chart_colour = viz::rgba(120, 170, 255);
 
 /// The frame: --frame-size (a fifth of it the chart), else 768 x 768 for the box and 160 below.
 inline viz::scene_spec scene(const shoal::sim::run_options& o) {
-  viz::scene_spec s;
-  s.app = "collision";
-  if (o.frame_width != 0) {
-    s.width = o.frame_width, s.height = o.frame_height;
-    s.chart_height = o.frame_height / 5;
-  } else {
-    s.width = 768, s.height = 768 + 160;
-    s.chart_height = 160;
-  }
+  viz::scene_spec s = viz::box_scene("collision", o.frame_width, o.frame_height);
   s.labels = {"bodies"};  // the census's word for Body
   s.chart_colours = {chart_colour};
   return s;

@@ -18,15 +18,7 @@ namespace viz = shoal::viz;
 
 /// The frame: --frame-size (a fifth of it the chart), else 768 x 768 for the square and 160 below.
 inline viz::scene_spec scene(const shoal::sim::run_options& o) {
-  viz::scene_spec s;
-  s.app = "structure";
-  if (o.frame_width != 0) {
-    s.width = o.frame_width, s.height = o.frame_height;
-    s.chart_height = o.frame_height / 5;
-  } else {
-    s.width = 768, s.height = 768 + 160;
-    s.chart_height = 160;
-  }
+  viz::scene_spec s = viz::box_scene("structure", o.frame_width, o.frame_height);
   s.labels = {"", "anchors", "pulls", "nodes", "springs"};  // the census's words, by type id
   s.chart_first = 3;
   s.chart_colours = {viz::rgba(235, 235, 235), viz::rgba(90, 140, 255)};

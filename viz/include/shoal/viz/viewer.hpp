@@ -72,6 +72,22 @@ inline scene_spec grid_scene(std::string app, std::uint32_t frame_width, std::ui
   return s;
 }
 
+/// The scene of a model in a box (no grid): a frame of `frame_width` x `frame_height` pixels
+/// (--frame-size) with the chart panel a fifth of it, or, when those are 0, a 768 x 768 square
+/// with a panel of 160 below it. The caller adds labels and chart colours.
+inline scene_spec box_scene(std::string app, std::uint32_t frame_width, std::uint32_t frame_height) {
+  scene_spec s;
+  s.app = std::move(app);
+  if (frame_width != 0) {
+    s.width = frame_width, s.height = frame_height;
+    s.chart_height = frame_height / 5;
+  } else {
+    s.width = 768, s.height = 768 + 160;
+    s.chart_height = 160;
+  }
+  return s;
+}
+
 /// The overlay's text lines for a frame.
 inline std::vector<std::string> overlay_lines(const std::string& mode, const std::vector<std::string>& labels,
                                               const unsigned long long* values, std::uint64_t step, double rate) {
