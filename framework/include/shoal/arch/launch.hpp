@@ -101,7 +101,10 @@ inline constexpr int launch_block_size = 256;
 /// multiprocessor, too few to hide memory latency; at 128 the spills fall in the allocator's
 /// rare paths (H100, one run: Wa-Tor 549 → 468 ms, Barnes–Hut 702 → 649 ms; a cap of 96 or 64
 /// was slower).
-inline constexpr int launch_min_blocks = 2;
+#ifndef SHOAL_LAUNCH_MIN_BLOCKS
+#define SHOAL_LAUNCH_MIN_BLOCKS 2  // a build may set it (-DSHOAL_LAUNCH_MIN_BLOCKS=3) to measure another cap
+#endif
+inline constexpr int launch_min_blocks = SHOAL_LAUNCH_MIN_BLOCKS;
 
 namespace detail {
 // The launch context (e.g. the heap a kernel allocates from) reaches device code that has no
