@@ -96,13 +96,16 @@ void launch_cooperative(void (*kernel)(Params...), unsigned grid, unsigned block
 /// Threads per block of the grid-stride launches.
 inline constexpr int launch_block_size = 256;
 /// Blocks of the grid-stride launches that must fit on a multiprocessor together: their
-/// registers are capped at 65536 / (2 × 256) = 128 per thread. A method that allocates inlines
-/// the allocator, which left do-alls at 225–255 registers, one block (8 warps) per
-/// multiprocessor, too few to hide memory latency; at 128 the spills fall in the allocator's
-/// rare paths (H100, one run: Wa-Tor 549 → 468 ms, Barnes–Hut 702 → 649 ms; a cap of 96 or 64
-/// was slower).
+/// registers are capped at 65536 / (3 × 256) = 80 per thread (37.5% occupancy). A method that
+/// allocates inlines the allocator's fast path and calls its rare paths (prepares, other stocks),
+/// which take every register they are allowed: uncapped, do-alls used 225–255 registers, one
+/// block per multiprocessor. The spills are the same at 128, 80 and 64 registers (ptxas -v), all
+/// in those rare paths. H200, one run (`SHOAL_LAUNCH_MIN_BLOCKS` 2 / 3 / 4): one lane per warp
+/// allocating at 2^24 threads 637 / 486 / 432 µs, every lane 927 / 968 / 1145 µs, births in
+/// holes 137 / 103 / 92 µs; Wa-Tor 0.367 / 0.352 / 0.366 s, traffic 1.540 / 1.452 / 1.438 s,
+/// Barnes–Hut 0.567 / 0.571 / 0.578 s. Three blocks was the best for the apps.
 #ifndef SHOAL_LAUNCH_MIN_BLOCKS
-#define SHOAL_LAUNCH_MIN_BLOCKS 2  // a build may set it (-DSHOAL_LAUNCH_MIN_BLOCKS=3) to measure another cap
+#define SHOAL_LAUNCH_MIN_BLOCKS 3  // a build may set another (-DSHOAL_LAUNCH_MIN_BLOCKS=2) to compare
 #endif
 inline constexpr int launch_min_blocks = SHOAL_LAUNCH_MIN_BLOCKS;
 
