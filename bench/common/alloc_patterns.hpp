@@ -198,24 +198,26 @@ class Critter : public object<CritterHeap, Critter> {
 /// same probability (basis points), or none of that (`allocate` false). With `steady`, the timed
 /// do-all is the second one: the first (untimed) leaves what a model's step finds from the step
 /// before, stocks holding reservations and blocks with the holes of its deaths.
-inline void birth_death(benchmark::State& state, std::uint64_t n, std::uint32_t bp, bool allocate, bool steady) {
+inline void birth_death(benchmark::State& state, std::uint64_t n, std::uint32_t birth_bp, std::uint32_t death_bp,
+                        bool allocate, bool steady) {
   runtime<CritterHeap> rt(heap_bytes_for<Critter>(2 * n));
-  const auto probability = static_cast<std::uint32_t>(static_cast<double>(bp) / 10000.0 * 4294967296.0);
+  const auto of = [](std::uint32_t bp) { return static_cast<std::uint32_t>(static_cast<double>(bp) / 10000.0 * 4294967296.0); };
+  const std::uint32_t p = of(birth_bp), q = of(death_bp);
   device_timer timer;
   unsigned long long salt = 0;
   for (auto _ : state) {
     rt.clear();
     rt.parallel_new<Critter>(n);
     rt.synchronize();
-    if (steady) rt.parallel_do<&Critter::live>(probability, probability, ++salt, allocate);
+    if (steady) rt.parallel_do<&Critter::live>(p, q, ++salt, allocate);
     ++salt;
-    state.SetIterationTime(timer.seconds([&] { rt.parallel_do<&Critter::live>(probability, probability, salt, allocate); }));
+    state.SetIterationTime(timer.seconds([&] { rt.parallel_do<&Critter::live>(p, q, salt, allocate); }));
     if (failed(state, rt)) break;
   }
   if (const std::string bad = rt.verify(); !bad.empty()) fail(state, "heap inconsistent after the do-all: " + bad);
   state.counters["objects_per_s"] =
       benchmark::Counter(static_cast<double>(n), benchmark::Counter::kIsIterationInvariantRate);
-  state.counters["pct"] = bp / 100.0;
+  state.counters["pct"] = birth_bp / 100.0;
 }
 
 /// Registers the patterns with `add(name, f, args...)` at `thread_counts`, and the birth-and-death
@@ -247,8 +249,11 @@ void add_allocation_patterns(Add add, std::initializer_list<std::uint64_t> threa
     for (const bool steady : {false, true})
       for (const bool allocate : {false, true})
         add(std::string("birth_death/pct:") + pct + "/alloc:" + (allocate ? "1" : "0") + (steady ? "/steady" : "") + o,
-            birth_death, critters, bp, allocate, steady);
+            birth_death, critters, bp, bp, allocate, steady);
   }
+  // The 10% step taken apart: its births alone and its deaths alone (each after a step of the same).
+  add("birth_death/births_only/pct:10/alloc:1/steady" + o, birth_death, critters, 1000u, 0u, true, true);
+  add("birth_death/deaths_only/pct:10/alloc:1/steady" + o, birth_death, critters, 0u, 1000u, true, true);
 }
 
 }  // namespace shoal::bench
