@@ -95,6 +95,9 @@ void launch_cooperative(void (*kernel)(Params...), unsigned grid, unsigned block
 
 /// Threads per block of the grid-stride launches.
 inline constexpr int launch_block_size = 256;
+#ifndef SHOAL_LAUNCH_MIN_BLOCKS
+#define SHOAL_LAUNCH_MIN_BLOCKS 3  // a build may set another (-DSHOAL_LAUNCH_MIN_BLOCKS=2) to compare
+#endif
 /// Blocks of the grid-stride launches that must fit on a multiprocessor together: their
 /// registers are capped at 65536 / (3 × 256) = 80 per thread (37.5% occupancy). A method that
 /// allocates inlines the allocator's fast path and calls its rare paths (prepares, other stocks),
@@ -104,9 +107,6 @@ inline constexpr int launch_block_size = 256;
 /// allocating at 2^24 threads 637 / 486 / 432 µs, every lane 927 / 968 / 1145 µs, births in
 /// holes 137 / 103 / 92 µs; Wa-Tor 0.367 / 0.352 / 0.366 s, traffic 1.540 / 1.452 / 1.438 s,
 /// Barnes–Hut 0.567 / 0.571 / 0.578 s. Three blocks was the best for the apps.
-#ifndef SHOAL_LAUNCH_MIN_BLOCKS
-#define SHOAL_LAUNCH_MIN_BLOCKS 3  // a build may set another (-DSHOAL_LAUNCH_MIN_BLOCKS=2) to compare
-#endif
 inline constexpr int launch_min_blocks = SHOAL_LAUNCH_MIN_BLOCKS;
 
 namespace detail {
