@@ -137,7 +137,21 @@ class Car : public shoal::object<TrafficHeap, Car> {
   }
 
   /// Step 3: go to the planned cell; leave the simulation at a target.
-  SHOAL_HD void move(network_view net, totals* t) {
+  SHOAL_HD void move(network_view net, totals* t) { move_on(net, t, nullptr, 0); }
+
+  /// Step 2 over MPI ranks (traffic_regions.hpp): as plan(), with whether each cell is occupied
+  /// read from `occupied`, a bitmap of the whole network's cells (other ranks' cars included).
+  SHOAL_HD void plan_on(plan_args a, const std::uint64_t* occupied) {
+    const planned p = plan_path(a, [occupied](std::uint32_t c) { return ((occupied[c / 64] >> (c % 64)) & 1u) != 0; },
+                                id, position, velocity, max_velocity);
+    velocity = p.velocity;
+    destination = p.destination;
+  }
+
+  /// Step 3, also over MPI ranks: as move(), but a car bound for a cell of another rank (`owner`
+  /// per cell; nullptr: every cell is this rank's) only leaves its own: it migrates there, and
+  /// that rank puts it on the cell.
+  SHOAL_HD void move_on(network_view net, totals* t, const std::uint32_t* owner, std::uint32_t rank) {
     const std::uint32_t from = position, to = destination;
     if (from == to) return;
     net.occupant[from] = nullptr;
@@ -146,7 +160,7 @@ class Car : public shoal::object<TrafficHeap, Car> {
       delete this;
       return;
     }
-    net.occupant[to] = this;
+    if (owner == nullptr || owner[to] == rank) net.occupant[to] = this;
     position = to;
   }
 

@@ -56,6 +56,56 @@ inline std::string decimal_text(double v) {
   return text;
 }
 
+/// The network of a run, built on the host; one that cannot be built, or whose cars would not
+/// fit a heap of `heap_mb`, is a bad command line (usage_error).
+inline network build_network(const options& o, std::uint64_t heap_mb) {
+  network net;
+  try {
+    net = generate(o.network);
+  } catch (const std::invalid_argument& e) {
+    throw shoal::sim::usage_error(std::string("--intersections / --cell-length: ") + e.what());
+  }
+  const std::string shortfall = shoal::sim::heap_shortfall(
+      heap_bytes_needed(net.cells()), heap_mb, "a network of " + std::to_string(net.cells()) + " cells needs");
+  if (!shortfall.empty()) throw shoal::sim::usage_error(shortfall);
+  return net;
+}
+
+/// The run header's fields: the network's size and the model's flags.
+inline shoal::sim::fields header_fields(const options& o, const network& net) {
+  return {{"intersections", std::to_string(o.network.intersections)},
+          {"cells", std::to_string(net.cells())},
+          {"streets", std::to_string(net.streets.size())},
+          {"producers", std::to_string(net.producers.size())},
+          {"targets", std::to_string(net.targets)},
+          {"cell_length", decimal_text(o.network.cell_length)},
+          {"car_probability", decimal_text(o.model.car_probability)},
+          {"slow_probability", decimal_text(o.model.slow_probability)},
+          {"light_period", std::to_string(o.model.light_period)},
+          {"max_speed", std::to_string(o.model.max_speed)}};
+}
+
+/// The flags a checkpoint keeps ("traffic.model").
+inline saved_model saved_model_of(const options& o) {
+  return {o.network.intersections, o.model.light_period, o.model.max_speed, o.network.cell_length,
+          o.network.producer_ratio, o.network.target_ratio, o.model.car_probability, o.model.slow_probability};
+}
+
+/// A CSV row of a census: populations, then speeds as an integer sum and a fixed-point mean.
+inline std::vector<shoal::sim::csv_value> csv_row_of(const census_result& c) {
+  const double mean = c.cars == 0 ? 0.0 : static_cast<double>(c.speed_sum) / static_cast<double>(c.cars);
+  return {c.cars, c.created, c.removed, c.stopped, c.speed_sum, shoal::sim::fixed{mean, 4}};
+}
+
+/// The summary line of the last census.
+inline shoal::sim::summary summary_of(const census_result& last) {
+  shoal::sim::summary s;
+  s.populations = {{"cars", last.cars}, {"created", last.created}, {"removed", last.removed},
+                   {"stopped", last.stopped}, {"speed_sum", last.speed_sum}};
+  s.checksum = last.checksum;
+  return s;
+}
+
 class app {
  public:
   static constexpr const char* name = "traffic";
@@ -104,21 +154,10 @@ class app {
   /// The network is built on the host before any device work: its size decides the heap
   /// needed, and one that cannot be built, or does not fit the heap, is a bad command line.
   app(const options& o, const shoal::sim::run_options& run)
-      : o_(o), net_(network_for(o, run.heap_mb)), model_(net_, o_.model, static_cast<std::size_t>(run.heap_mb) << 20) {}
+      : o_(o), net_(build_network(o, run.heap_mb)), model_(net_, o_.model, static_cast<std::size_t>(run.heap_mb) << 20) {}
 
   shoal::runtime<TrafficHeap>& runtime() { return model_.runtime(); }
-  shoal::sim::fields header() const {
-    return {{"intersections", std::to_string(o_.network.intersections)},
-            {"cells", std::to_string(net_.cells())},
-            {"streets", std::to_string(net_.streets.size())},
-            {"producers", std::to_string(net_.producers.size())},
-            {"targets", std::to_string(net_.targets)},
-            {"cell_length", decimal_text(o_.network.cell_length)},
-            {"car_probability", decimal_text(o_.model.car_probability)},
-            {"slow_probability", decimal_text(o_.model.slow_probability)},
-            {"light_period", std::to_string(o_.model.light_period)},
-            {"max_speed", std::to_string(o_.model.max_speed)}};
-  }
+  shoal::sim::fields header() const { return header_fields(o_, net_); }
   static std::vector<std::string> csv_columns() {
     return {"cars", "created", "removed", "stopped", "speed_sum", "mean_speed"};
   }
@@ -138,25 +177,11 @@ class app {
     }
     model_.finish_step();
   }
-  /// The census: populations, then speeds as an integer sum and a fixed-point mean.
-  std::vector<shoal::sim::csv_value> csv_row() {
-    const census_result c = model_.census();
-    const double mean = c.cars == 0 ? 0.0 : static_cast<double>(c.speed_sum) / static_cast<double>(c.cars);
-    return {c.cars, c.created, c.removed, c.stopped, c.speed_sum, shoal::sim::fixed{mean, 4}};
-  }
-  shoal::sim::summary result() {
-    const census_result last = model_.census();
-    shoal::sim::summary s;
-    s.populations = {{"cars", last.cars}, {"created", last.created}, {"removed", last.removed},
-                     {"stopped", last.stopped}, {"speed_sum", last.speed_sum}};
-    s.checksum = last.checksum;
-    return s;
-  }
+  std::vector<shoal::sim::csv_value> csv_row() { return csv_row_of(model_.census()); }
+  shoal::sim::summary result() { return summary_of(model_.census()); }
 
   void save(shoal::checkpoint::writer& w) {
-    w.value("traffic.model", saved_model{o_.network.intersections, o_.model.light_period, o_.model.max_speed,
-                                         o_.network.cell_length, o_.network.producer_ratio, o_.network.target_ratio,
-                                         o_.model.car_probability, o_.model.slow_probability});
+    w.value("traffic.model", saved_model_of(o_));
     model_.save(w);
   }
   void resume(const shoal::checkpoint::reader& r) { model_.load(r); }
@@ -168,19 +193,6 @@ class app {
   void paint(shoal::viz::canvas_view c, shoal::viz::rect) { painter_->paint(model_, c); }
 
  private:
-  static network network_for(const options& o, std::uint64_t heap_mb) {
-    network net;
-    try {
-      net = generate(o.network);
-    } catch (const std::invalid_argument& e) {
-      throw shoal::sim::usage_error(std::string("--intersections / --cell-length: ") + e.what());
-    }
-    const std::string shortfall = shoal::sim::heap_shortfall(
-        heap_bytes_needed(net.cells()), heap_mb, "a network of " + std::to_string(net.cells()) + " cells needs");
-    if (!shortfall.empty()) throw shoal::sim::usage_error(shortfall);
-    return net;
-  }
-
   options o_;
   network net_;  // the header and the painter read it
   simulation model_;

@@ -127,11 +127,14 @@ class simulation {
                     static_cast<std::uint32_t>(step_), car_probability_, low, params_.max_speed - low,
                     totals_.data());
   }
-  void plan() {
-    rt_.parallel_do<&Car::plan>(plan_args{view(), params_.seed, slow_probability_,
-                                          static_cast<std::uint32_t>(step_), params_.light_period});
-  }
+  void plan() { rt_.parallel_do<&Car::plan>(plan_arguments()); }
   void move() { rt_.parallel_do<&Car::move>(view(), totals_.data()); }
+  /// What Car::plan gets in this step.
+  plan_args plan_arguments() const {
+    return {view(), params_.seed, slow_probability_, static_cast<std::uint32_t>(step_), params_.light_period};
+  }
+  /// The totals on the device that produce() and Car::move count into.
+  totals* device_totals() { return totals_.data(); }
   void finish_step() { ++step_; }
 
   /// Steps done so far.
