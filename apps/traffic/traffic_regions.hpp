@@ -16,8 +16,8 @@
 /// start of the step, every draw is keyed by a car's id or a cell, no two cars plan the same cell
 /// (car.hpp), and the census is a sum.
 ///
-/// Cost: a bit per cell of the whole network goes through an allreduce each step, and migration
-/// downloads the cars (dist::migrate's transport): correct for any rank count, not yet fast.
+/// Cost: a bit per cell of the whole network goes through an allreduce each step, staged through
+/// host memory, as are the migrating cars' rows: correct for any rank count, not yet fast.
 
 #include <algorithm>
 #include <cstdint>
@@ -102,12 +102,10 @@ class region_simulation {
   }
   /// Step 4 (collective): returns what moved.
   shoal::dist::migrate_stats migrate() {
-    const std::vector<std::uint32_t>& owner = owner_host_;
+    const std::uint32_t* owner = owner_.data();
     shoal::arch::device_buffer<Car*> arrived;
     const shoal::dist::migrate_stats moved = shoal::dist::migrate<Car>(
-        model_.runtime(), *ctx_,
-        [&](const auto& rows, std::size_t i) { return static_cast<int>(owner[rows.template get<&Car::position>()[i]]); },
-        &arrived);
+        model_.runtime(), *ctx_, [owner] SHOAL_DEVICE(Car* c) { return static_cast<int>(owner[c->position]); }, &arrived);
     if (arrived.size() != 0) place(arrived);
     return moved;
   }

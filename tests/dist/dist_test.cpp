@@ -123,9 +123,7 @@ TEST(Migrate, ObjectsMoveToTheRankTheirFieldNamesWithEveryField) {
   Runtime rt(Runtime::bytes_for<Walker, Rock, Strider>(8 * walkers_of(n), 100, 1));
   populate(rt, me, n, 7);
   const dist::migrate_stats moved =
-      dist::migrate<Walker>(rt, *ctx, [](const agent_columns<Walker>& rows, std::size_t i) {
-        return rows.get<&Walker::home>()[i];
-      });
+      dist::migrate<Walker>(rt, *ctx, [] SHOAL_DEVICE(Walker* w) { return static_cast<int>(w->home); });
   // What should have moved, from the ids alone.
   std::uint64_t leave = 0, arrive = 0, total = 0;
   for (int r = 0; r < n; ++r)
@@ -161,9 +159,7 @@ TEST(Migrate, ObjectsMoveToTheRankTheirFieldNamesWithEveryField) {
   EXPECT_EQ(sim::census<Field>::of<Rock>(everywhere), 7u * static_cast<std::uint64_t>(n));
   EXPECT_EQ(rt.verify(), "");
   // A second migration finds everyone home: nothing moves.
-  const auto again = dist::migrate<Walker>(rt, *ctx, [](const agent_columns<Walker>& rows, std::size_t i) {
-    return rows.get<&Walker::home>()[i];
-  });
+  const auto again = dist::migrate<Walker>(rt, *ctx, [] SHOAL_DEVICE(Walker* w) { return static_cast<int>(w->home); });
   EXPECT_EQ(again.sent, 0u);
   EXPECT_EQ(again.received, 0u);
 }
@@ -173,8 +169,9 @@ TEST(Migrate, ARankOutOfRangeOnOneRankStopsEveryRankBeforeAnythingMoves) {
   Runtime rt(Runtime::bytes_for<Walker, Rock, Strider>(8 * walkers_of(n), 100, 1));
   populate(rt, me, n, 0);
   // The last rank's rule sends its first walker to a rank that does not exist.
-  const auto rule = [n, me](const agent_columns<Walker>& rows, std::size_t i) {
-    return me == n - 1 && i == 0 ? n : rows.get<&Walker::home>()[i];
+  const unsigned long long first = id_of(me, 0);
+  const auto rule = [n, me, first] SHOAL_DEVICE(Walker* w) {
+    return me == n - 1 && w->id == first ? n : static_cast<int>(w->home);
   };
   try {
     (void)dist::migrate<Walker>(rt, *ctx, rule);
@@ -216,7 +213,7 @@ TEST(Migrate, AFullReceivingHeapStopsEveryRank) {
   Runtime rt(Runtime::bytes_for<Walker, Rock, Strider>(room, 1, 1));
   populate(rt, me, n, 0);
   try {
-    (void)dist::migrate<Walker>(rt, *ctx, [](const agent_columns<Walker>&, std::size_t) { return 0; });
+    (void)dist::migrate<Walker>(rt, *ctx, [] SHOAL_DEVICE(Walker*) { return 0; });
     ADD_FAILURE() << "rank " << me << ": no error";
   } catch (const out_of_memory& e) {
     EXPECT_EQ(me, 0) << e.what();
@@ -247,9 +244,7 @@ TEST(DistBand, StridersThatCrossBandsEndWhereOneRankWouldPutThem) {
   std::uint64_t moved = 0;
   for (std::uint32_t step = 0; step < steps; ++step) {
     rt.parallel_do<&Strider::walk>(step, width, height);
-    moved += dist::migrate<Strider>(rt, *ctx, [&b](const agent_columns<Strider>& rows, std::size_t i) {
-               return b.rank_of_row(rows.get<&Strider::y>()[i]);
-             }).sent;
+    moved += dist::migrate<Strider>(rt, *ctx, [b] SHOAL_DEVICE(Strider* s) { return b.rank_of_row(s->y); }).sent;
   }
   // One rank's answer, on the host: every strider's walk from the same streams.
   std::uint64_t want_here = 0, want_hash = 0;

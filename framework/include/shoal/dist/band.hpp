@@ -54,11 +54,11 @@ struct band {
   }
 
   /// The first row of rank r's band (r = ranks: the grid's height).
-  std::uint32_t start(int r) const {
+  SHOAL_HD std::uint32_t start(int r) const {
     return static_cast<std::uint32_t>(std::uint64_t{height} * static_cast<std::uint64_t>(r) / static_cast<std::uint64_t>(ranks));
   }
   /// The rank whose band holds row y of the grid.
-  int rank_of_row(std::uint32_t y) const {
+  SHOAL_HD int rank_of_row(std::uint32_t y) const {
     int r = static_cast<int>(std::uint64_t{y} * static_cast<std::uint64_t>(ranks) / height);
     while (r + 1 < ranks && start(r + 1) <= y) ++r;
     while (r > 0 && start(r) > y) --r;

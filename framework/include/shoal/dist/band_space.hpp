@@ -27,8 +27,8 @@
 /// Random streams and claim keys use global cell indices, so a model whose phases depend on
 /// nothing else gives the same results for every rank count (tests/dist/wator_band_test.cpp).
 ///
-/// The transport is the first of shoal::dist: rows staged through host memory, and migration by
-/// a download of the class. Correct for any rank count, not yet fast. Tested with a halo of one
+/// The transport is the first of shoal::dist: rows staged through host memory, and the movers'
+/// rows (found on the device) too. Correct for any rank count, not yet fast. Tested with a halo of one
 /// row (Wa-Tor's reach); a model that sees further needs `halo` rows, and bands at least as high.
 
 #include <algorithm>
@@ -178,8 +178,8 @@ class band_space {
   migrate_stats move_across() {
     const dist::band& b = band_;
     arch::device_buffer<C*> arrived;
-    const migrate_stats moved = migrate<C>(*rt_, *ctx_, [&](const auto& rows, std::size_t i) {
-      return b.rank_of_row(static_cast<std::uint32_t>(rows.template get<Cell>()[i]) / b.width);
+    const migrate_stats moved = migrate<C>(*rt_, *ctx_, [b] SHOAL_DEVICE(C* a) {
+      return b.rank_of_row(static_cast<std::uint32_t>(a->*Cell) / b.width);
     }, &arrived);
     if (arrived.size() != 0) place(arrived);
     sim::claim_word* claims = claims_.data();

@@ -1,22 +1,24 @@
 #pragma once
 /// @file
 /// Agent migration between ranks: every object of class T whose destination (a rule of its
-/// fields) is another rank is read field by field, destroyed here, sent, and made again on its
-/// destination with the same field values. The packing follows T's field list (as the checkpoint
-/// code does): no per-class code.
+/// fields, evaluated on the device) is another rank is read field by field, destroyed here, sent,
+/// and made again on its destination with the same field values. The packing follows T's field
+/// list (as the checkpoint code does): no per-class code.
 ///
 ///   // Walkers belong to the rank of their row band.
 ///   const auto band = shoal::dist::band::of(ctx, width, height, 1, true);
-///   const auto moved = shoal::dist::migrate<Walker>(rt, ctx, [&](const auto& rows, std::size_t i) {
-///     return band.rank_of_row(rows.template get<&Walker::y>()[i]);
+///   const auto moved = shoal::dist::migrate<Walker>(rt, ctx, [band] SHOAL_DEVICE(Walker* w) {
+///     return band.rank_of_row(w->y);
 ///   });
 ///
-/// The rows go through the host (runtime::download, then a launch that makes the newcomers with
-/// their rows' values): a first transport, correct for any rank count, not yet the staged
-/// device-to-device one. Classes with pointer fields are refused at compile time (a pointer
-/// means nothing on another rank); objects of subclasses of T stay where they are (moving them as
-/// T would cut them down): only objects whose class is exactly T move.
+/// The leavers are found on the device (one thread per block reads its live slots and asks the
+/// rule), so only they cross to the host: their fields are gathered there, sent with one
+/// all-to-all, and the newcomers made on the device from their rows. Classes with pointer fields
+/// are refused at compile time (a pointer means nothing on another rank); objects of subclasses of
+/// T stay where they are (moving them as T would cut them down): only objects whose class is
+/// exactly T move.
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -111,11 +113,77 @@ void destroy_all(runtime<Heap>& rt, const std::vector<T*>& gone) {
   rt.launch(gone.size(), [=] SHOAL_DEVICE(std::size_t i) { destroy(p[i]); });
 }
 
+/// One thread per block: the objects of exactly class T (type id `type`) whose destination is not
+/// `rank`. A first pass (`objects` nullptr) counts them and the destinations out of range (bad[0],
+/// and one of them in bad[1]); the second writes them and their destinations. A functor, not a
+/// lambda: the rule's type may be local to its caller, which nvcc refuses in a device lambda's
+/// enclosing function.
+template <class T, class Destination>
+struct leaver_scan {
+  shoal::detail::heap_view h;
+  std::uint32_t type;
+  int rank, ranks;
+  Destination destination;
+  unsigned long long* count;
+  T** objects;
+  int* to;
+  unsigned long long* bad;
+
+  SHOAL_DEVICE void operator()(std::size_t b) const {
+    if (h.headers[b].type != type) return;
+    for (std::uint64_t live = h.live[b]; live != 0; live &= live - 1) {
+      T* o = reinterpret_cast<T*>(
+          shoal::detail::encode_pointer(h.block(b), arch::lowest_bit(live), h.capacity[type], type));
+      const int d = destination(o);
+      if (d == rank) continue;
+      if (d < 0 || d >= ranks) {
+        if (objects == nullptr && arch::fetch_add(bad[0], 1ull) == 0) bad[1] = static_cast<unsigned long long>(d);
+        continue;
+      }
+      const unsigned long long k = arch::fetch_add(*count, 1ull);
+      if (objects != nullptr) objects[k] = o, to[k] = d;
+    }
+  }
+};
+
+/// The objects of exactly T that leave this rank, in heap order, and their destinations; `bad`
+/// says why not when the rule gave a rank out of range.
+template <class T, class Heap, class Destination>
+std::vector<std::pair<T*, int>> find_leavers(runtime<Heap>& rt, const context& ctx, Destination destination,
+                                             std::string& bad) {
+  rt.synchronize();  // the allocation stocks settled: the live words are exact
+  const shoal::detail::heap_view h = rt.view();
+  arch::device_buffer<unsigned long long> counters(4);  // the passes' counts, then bad[0..1]
+  counters.zero();
+  leaver_scan<T, Destination> scan{h, Heap::template type_id<T>, ctx.rank(), ctx.size(), destination,
+                                   counters.data(), nullptr, nullptr, counters.data() + 2};
+  rt.launch(h.blocks, scan);
+  const std::vector<unsigned long long> counted = counters.download();
+  if (counted[2] != 0)
+    bad = std::to_string(counted[2]) + " object(s) of rank " + std::to_string(ctx.rank()) + ", e.g. one with destination " +
+          std::to_string(static_cast<int>(counted[3])) + ", outside 0.." + std::to_string(ctx.size() - 1);
+  const std::size_t n = counted[0];
+  std::vector<std::pair<T*, int>> leavers(n);
+  if (n == 0) return leavers;
+  arch::device_buffer<T*> objects(n);
+  arch::device_buffer<int> to(n);
+  scan.count = counters.data() + 1, scan.objects = objects.data(), scan.to = to.data();
+  rt.launch(h.blocks, scan);
+  const std::vector<T*> o = objects.download();
+  const std::vector<int> d = to.download();
+  for (std::size_t i = 0; i < n; ++i) leavers[i] = {o[i], d[i]};
+  // Heap order, not the order the threads found them in: the same run sends the same messages.
+  std::sort(leavers.begin(), leavers.end(), [](const auto& a, const auto& b) {
+    return reinterpret_cast<std::uintptr_t>(a.first) < reinterpret_cast<std::uintptr_t>(b.first);
+  });
+  return leavers;
+}
+
 }  // namespace detail
 
-/// Moves every object of class T (exactly T) whose `destination(rows, i)` is another rank there:
-/// `rows` are this rank's objects of T as runtime::download<T>() reads them, and the destination
-/// must lie in [0, ctx.size()). A collective call: every rank calls it, with the same T. Throws
+/// Moves every object of class T (exactly T) whose `destination(T*)`, a device function (e.g.
+/// `[=] SHOAL_DEVICE(Walker* w) { return w->home; }`), is another rank there; the destination must
+/// lie in [0, ctx.size()). A collective call: every rank calls it, with the same T. Throws
 /// shoal::error on every rank, before anything moves, if any rank's rule gave a rank out of range.
 /// If a receiving heap cannot hold its newcomers, that rank throws out_of_memory naming T and the
 /// others shoal::error (the objects sent to it are lost: the run cannot go on). Waits for the device.
@@ -127,30 +195,20 @@ migrate_stats migrate(runtime<Heap>& rt, const context& ctx, Destination destina
   static_assert(detail::no_pointer_fields<T>(),
                 "shoal::dist::migrate: a class with pointer fields cannot move to another rank (the "
                 "pointers would mean nothing there); keep such links in a grid or by id");
-  constexpr std::uint32_t type = Heap::template type_id<T>;
-
-  const agent_columns<T> rows = rt.template download<T>();
-  const int ranks = ctx.size();
-  std::vector<std::vector<std::byte>> to(static_cast<std::size_t>(ranks));
-  std::vector<T*> leaving;
   std::string bad;
-  for (std::size_t i = 0; i < rows.size(); ++i) {
-    if (shoal::detail::type_of(shoal::detail::bits_of(rows.objects()[i])) != type) continue;  // a subclass
-    const int d = destination(rows, i);
-    if (d < 0 || d >= ranks) {
-      if (bad.empty())
-        bad = "object " + std::to_string(i) + " of rank " + std::to_string(ctx.rank()) + " has destination " +
-              std::to_string(d) + ", outside 0.." + std::to_string(ranks - 1);
-      continue;
-    }
-    if (d == ctx.rank()) continue;
-    detail::pack_row(rows, i, to[static_cast<std::size_t>(d)]);
-    leaving.push_back(rows.objects()[i]);
-  }
+  const std::vector<std::pair<T*, int>> leavers = detail::find_leavers<T>(rt, ctx, destination, bad);
   // Every rank learns whether one of them failed before anyone destroys or sends a thing.
   if (ctx.any(!bad.empty()))
     throw error("shoal::dist::migrate<" + std::string(shoal::detail::type_name<T>()) + ">: " +
                 (bad.empty() ? "another rank's destination rule gave a rank out of range" : bad));
+
+  agent_columns<T> rows;
+  std::vector<T*> leaving(leavers.size());
+  for (std::size_t i = 0; i < leavers.size(); ++i) leaving[i] = leavers[i].first;
+  shoal::detail::columns_access::objects(rows) = leaving;
+  shoal::detail::download_columns(rows);
+  std::vector<std::vector<std::byte>> to(static_cast<std::size_t>(ctx.size()));
+  for (std::size_t i = 0; i < leavers.size(); ++i) detail::pack_row(rows, i, to[static_cast<std::size_t>(leavers[i].second)]);
 
   detail::destroy_all(rt, leaving);
   const auto from = ctx.exchange(to);
