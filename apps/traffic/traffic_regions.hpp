@@ -5,9 +5,10 @@
 /// holds the cars on them. Every rank builds the whole network (it depends on the flags only).
 /// A step:
 ///  1. produce: each rank's producer cells, as in one process;
-///  2. occupancy: each rank marks its occupied cells in a bitmap of the whole network, and the
-///     ranks' bitmaps are joined (one allreduce): what every plan reads, the state at the start
-///     of the step, including cars of other ranks a few cells ahead;
+///  2. occupancy: each rank marks its occupied cells in a bitmap of the whole network, and learns
+///     from their owners whether the other ranks' cells that its cars can see are occupied (the
+///     cells up to max_speed past the ends of its streets, asked for once): what every plan
+///     reads, the state at the start of the step;
 ///  3. plan (Car::plan_on) and move (Car::move_on): a car bound for another rank's cell leaves
 ///     its own and keeps the new cell in `position`; a car at a target leaves the run here;
 ///  4. migrate: those cars go to the owners of their new cells (dist::migrate), which put them
@@ -16,11 +17,13 @@
 /// start of the step, every draw is keyed by a car's id or a cell, no two cars plan the same cell
 /// (car.hpp), and the census is a sum.
 ///
-/// Cost: a bit per cell of the whole network goes through an allreduce each step, staged through
-/// host memory, as are the migrating cars' rows: correct for any rank count, not yet fast.
+/// Cost: each step a byte per cell in sight across a strip edge, and the migrating cars' rows,
+/// staged through host memory: correct for any rank count, not yet fast.
 
 #include <algorithm>
 #include <cstdint>
+#include <cstring>
+#include <utility>
 #include <string>
 #include <vector>
 
@@ -41,6 +44,34 @@ inline std::vector<std::uint32_t> cell_owners(const network& net, int ranks) {
     std::fill_n(owner.begin() + s.first, s.cells, std::min(strip, last));
   }
   return owner;
+}
+
+/// The cells of other ranks than `rank` that its cars may look at when they plan: up to `reach`
+/// cells past the end of each of its streets, along every way out of every intersection on the
+/// way (a street shorter than what is left of the reach leads on to the next intersection).
+inline std::vector<std::uint32_t> cells_in_sight(const network& net, const std::vector<std::uint32_t>& owner,
+                                                 std::uint32_t rank, std::uint32_t reach) {
+  std::vector<std::uint8_t> wanted(net.cells(), 0);
+  std::vector<std::uint32_t> explored(net.intersections(), 0);  // the largest reach left seen there
+  std::vector<std::pair<std::uint32_t, std::uint32_t>> ahead;    // (intersection, reach left)
+  for (const street& s : net.streets)
+    if (owner[s.first] == rank) ahead.emplace_back(s.to, reach);
+  while (!ahead.empty()) {
+    const auto [i, left] = ahead.back();
+    ahead.pop_back();
+    if (left <= explored[i]) continue;
+    explored[i] = left;
+    for (std::uint32_t k = 0; k < net.num_out[i]; ++k) {
+      const street& o = net.streets[net.out[i][k]];
+      for (std::uint32_t j = 0; j < std::min(left, o.cells); ++j)
+        if (owner[o.first + j] != rank) wanted[o.first + j] = 1;
+      if (o.cells < left) ahead.emplace_back(o.to, left - o.cells);
+    }
+  }
+  std::vector<std::uint32_t> cells;
+  for (std::uint32_t c = 0; c < wanted.size(); ++c)
+    if (wanted[c] != 0) cells.push_back(c);
+  return cells;
 }
 
 /// The network with only the producer cells of `rank`.
@@ -74,6 +105,7 @@ class region_simulation {
         owner_(owner_host_.size()),
         occupied_((net.cells() + 63) / 64) {
     owner_.upload(owner_host_);
+    plan_sight(net, p.max_speed);
   }
 
   shoal::runtime<TrafficHeap>& runtime() { return model_.runtime(); }
@@ -82,7 +114,8 @@ class region_simulation {
 
   /// Step 1.
   void produce() { model_.produce(); }
-  /// Step 2 (collective).
+  /// Step 2 (collective): this rank's occupied cells, and those of the other ranks' cells that its
+  /// cars may look at (cells_in_sight), each owner sending a byte per cell asked for.
   void share_occupancy() {
     Car* const* occupant = model_.view().occupant;
     std::uint64_t* bits = occupied_.data();
@@ -93,7 +126,28 @@ class region_simulation {
         if (occupant[w * 64 + b] != nullptr) word |= std::uint64_t{1} << b;
       bits[w] = word;
     });
-    occupied_.upload(ctx_->bit_or(occupied_.download()));
+    const std::uint32_t* served = served_.data();
+    std::uint8_t* served_flags = served_flags_.data();
+    model_.runtime().launch(served_.size(), [=] SHOAL_DEVICE(std::size_t i) {
+      served_flags[i] = occupant[served[i]] != nullptr ? 1 : 0;
+    });
+    const std::vector<std::uint8_t> flags = served_flags_.download();
+    std::vector<std::vector<std::byte>> to(served_from_.size() - 1);
+    for (std::size_t q = 0; q + 1 < served_from_.size(); ++q)
+      to[q].assign(reinterpret_cast<const std::byte*>(flags.data()) + served_from_[q],
+                   reinterpret_cast<const std::byte*>(flags.data()) + served_from_[q + 1]);
+    std::vector<std::uint8_t> seen;
+    for (const auto& message : ctx_->exchange(to))
+      for (const std::byte b : message) seen.push_back(static_cast<std::uint8_t>(b));
+    if (seen.size() != sighted_.size()) throw shoal::error("traffic_mpi: an owner sent the occupancy of other cells than asked");
+    if (seen.empty()) return;
+    sighted_flags_.upload(seen);
+    const std::uint32_t* sighted = sighted_.data();
+    const std::uint8_t* sighted_flags = sighted_flags_.data();
+    model_.runtime().launch(sighted_.size(), [=] SHOAL_DEVICE(std::size_t i) {
+      const std::uint32_t c = sighted[i];
+      if (sighted_flags[i] != 0) shoal::arch::or_relaxed(bits[c / 64], std::uint64_t{1} << (c % 64));
+    });
   }
   /// Step 3.
   void plan() { model_.runtime().parallel_do<&Car::plan_on>(model_.plan_arguments(), occupied_.data()); }
@@ -128,6 +182,38 @@ class region_simulation {
     model_.load(r);
   }
 
+  /// Asks each owner once for the cells in sight of this rank's cars (collective), and learns which
+  /// of its own cells the others want.
+  void plan_sight(const network& net, std::uint32_t max_speed) {
+    const std::vector<std::uint32_t> wanted = cells_in_sight(net, owner_host_, rank_, max_speed);
+    std::vector<std::vector<std::uint32_t>> by_owner(static_cast<std::size_t>(ctx_->size()));
+    for (const std::uint32_t c : wanted) by_owner[owner_host_[c]].push_back(c);
+    std::vector<std::vector<std::byte>> to(by_owner.size());
+    std::vector<std::uint32_t> sighted;
+    for (std::size_t q = 0; q < by_owner.size(); ++q) {
+      const auto* bytes = reinterpret_cast<const std::byte*>(by_owner[q].data());
+      to[q].assign(bytes, bytes + by_owner[q].size() * sizeof(std::uint32_t));
+      sighted.insert(sighted.end(), by_owner[q].begin(), by_owner[q].end());  // in the order the answers come
+    }
+    std::vector<std::uint32_t> served;
+    served_from_.assign(1, 0);
+    for (const auto& message : ctx_->exchange(to)) {
+      const std::size_t n = message.size() / sizeof(std::uint32_t);
+      const std::size_t at = served.size();
+      served.resize(at + n);
+      std::memcpy(served.data() + at, message.data(), n * sizeof(std::uint32_t));
+      served_from_.push_back(served.size());
+    }
+    for (const std::uint32_t c : served)
+      if (c >= owner_host_.size() || owner_host_[c] != rank_) throw shoal::error("traffic_mpi: a rank asked for a cell this rank does not own");
+    served_ = shoal::arch::device_buffer<std::uint32_t>(served.size());
+    served_flags_ = shoal::arch::device_buffer<std::uint8_t>(served.size());
+    sighted_ = shoal::arch::device_buffer<std::uint32_t>(sighted.size());
+    sighted_flags_ = shoal::arch::device_buffer<std::uint8_t>(sighted.size());
+    if (!served.empty()) served_.upload(served);
+    if (!sighted.empty()) sighted_.upload(sighted);
+  }
+
   /// Puts the cars that arrived on their cells. (Public: nvcc refuses device lambdas in private
   /// member functions.)
   void place(const shoal::arch::device_buffer<Car*>& arrived) {
@@ -146,6 +232,11 @@ class region_simulation {
   simulation model_;
   shoal::arch::device_buffer<std::uint32_t> owner_;
   shoal::arch::device_buffer<std::uint64_t> occupied_;
+  shoal::arch::device_buffer<std::uint32_t> served_;        ///< own cells other ranks look at, by rank
+  std::vector<std::size_t> served_from_;                     ///< where each rank's part of served_ starts
+  shoal::arch::device_buffer<std::uint8_t> served_flags_;   ///< whether each is occupied
+  shoal::arch::device_buffer<std::uint32_t> sighted_;       ///< other ranks' cells in sight, by owner
+  shoal::arch::device_buffer<std::uint8_t> sighted_flags_;  ///< whether each is occupied
 };
 
 }  // namespace traffic

@@ -48,7 +48,7 @@ class regions_app {
       model_.produce();
     }
     {
-      auto phase = timer.phase("occupancy (allreduce)");
+      auto phase = timer.phase("occupancy (exchange)");
       model_.share_occupancy();
     }
     {

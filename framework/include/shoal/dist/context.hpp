@@ -83,15 +83,6 @@ class context {
           "MPI_Allreduce");
     return std::vector<std::uint64_t>(out.begin(), out.end());
   }
-  /// The element-wise bitwise or of `words` (the same length on every rank) over every rank: the
-  /// union of bitmaps that each rank filled for its own part.
-  std::vector<std::uint64_t> bit_or(const std::vector<std::uint64_t>& words) const {
-    std::vector<unsigned long long> in(words.begin(), words.end()), out(words.size());
-    check(MPI_Allreduce(in.data(), out.data(), count_of(in.size()), MPI_UNSIGNED_LONG_LONG, MPI_BOR,
-                        MPI_COMM_WORLD),
-          "MPI_Allreduce");
-    return std::vector<std::uint64_t>(out.begin(), out.end());
-  }
   /// Whether `flag` is true on any rank, on every rank (for a check that one rank failed, made
   /// before a collective that the others would otherwise wait in).
   bool any(bool flag) const {
