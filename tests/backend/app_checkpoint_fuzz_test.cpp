@@ -181,11 +181,6 @@ app_harness wator_harness() {
   return h;
 }
 
-traffic::saved_model saved_model_of(const traffic::options& o) {
-  return {o.network.intersections, o.model.light_period, o.model.max_speed, o.network.cell_length,
-          o.network.producer_ratio, o.network.target_ratio, o.model.car_probability, o.model.slow_probability};
-}
-
 app_harness traffic_harness() {
   // The saved flags' simulation is built once; a case whose edited flags still pass gets a
   // network and simulation of its own, built for it (as the app would) and dropped after it.
@@ -199,7 +194,7 @@ app_harness traffic_harness() {
   };
   auto s = std::make_shared<state>();
   auto simulation_for = [s](const traffic::options& o, std::uint64_t heap_mb) -> network_and_simulation& {
-    const traffic::saved_model m = saved_model_of(o);
+    const traffic::saved_model m = traffic::saved_model_of(o);
     std::optional<network_and_simulation>& slot =
         !s->good || std::memcmp(&m, &s->good->flags, sizeof m) == 0 ? s->good : s->other;
     if (!slot || std::memcmp(&m, &slot->flags, sizeof m) != 0) {
@@ -226,7 +221,7 @@ app_harness traffic_harness() {
       model.finish_step();
     }
     sim::write_checkpoint(path, "traffic", saved_step, cli.options().seed, [&](checkpoint::writer& w) {
-      w.value("traffic.model", saved_model_of(o));
+      w.value("traffic.model", traffic::saved_model_of(o));
       model.save(w);
     });
     s->good.reset();  // the fuzz cases start from a fresh simulation
