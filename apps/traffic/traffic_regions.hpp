@@ -109,8 +109,6 @@ class region_simulation {
   }
 
   shoal::runtime<TrafficHeap>& runtime() { return model_.runtime(); }
-  /// This rank's cells' owners (all ranks'), for tests.
-  const std::vector<std::uint32_t>& owners() const { return owner_host_; }
 
   /// Step 1.
   void produce() { model_.produce(); }

@@ -52,26 +52,6 @@ struct scene_spec {
   std::vector<pixel> chart_colours;   ///< ... one per colour
 };
 
-/// The scene of a grid model: a frame of `frame_width` x `frame_height` pixels (--frame-size) with
-/// the chart panel a fifth of it, or, when those are 0, the grid one pixel per cell (grid_frame)
-/// with the chart panel a quarter of its height (at least 24 pixels) below it. The caller adds
-/// labels and chart colours.
-inline scene_spec grid_scene(std::string app, std::uint32_t frame_width, std::uint32_t frame_height, std::uint64_t width,
-                             std::uint64_t height) {
-  scene_spec s;
-  s.app = std::move(app);
-  if (frame_width != 0) {
-    s.width = frame_width, s.height = frame_height;
-    s.chart_height = frame_height / 5;
-  } else {
-    const extent e = grid_frame(width, height);
-    s.width = e.width;
-    s.chart_height = std::max<std::uint32_t>(24, e.height / 4);
-    s.height = e.height + s.chart_height;
-  }
-  return s;
-}
-
 /// The scene of a model in a box (no grid): a frame of `frame_width` x `frame_height` pixels
 /// (--frame-size) with the chart panel a fifth of it, or, when those are 0, a 768 x 768 square
 /// with a panel of 160 below it. The caller adds labels and chart colours.
@@ -85,6 +65,21 @@ inline scene_spec box_scene(std::string app, std::uint32_t frame_width, std::uin
     s.width = 768, s.height = 768 + 160;
     s.chart_height = 160;
   }
+  return s;
+}
+
+/// The scene of a grid model: as box_scene when --frame-size is given, else the grid one pixel per
+/// cell (grid_frame) with the chart panel a quarter of its height (at least 24 pixels) below it.
+/// The caller adds labels and chart colours.
+inline scene_spec grid_scene(std::string app, std::uint32_t frame_width, std::uint32_t frame_height, std::uint64_t width,
+                             std::uint64_t height) {
+  if (frame_width != 0) return box_scene(std::move(app), frame_width, frame_height);
+  scene_spec s;
+  s.app = std::move(app);
+  const extent e = grid_frame(width, height);
+  s.width = e.width;
+  s.chart_height = std::max<std::uint32_t>(24, e.height / 4);
+  s.height = e.height + s.chart_height;
   return s;
 }
 
