@@ -39,10 +39,10 @@ EXACT = {"wator", "traffic"}  # bit-identical to one process at every rank count
 
 
 def size_args(app, size):
-    # Heaps as the programs ask for them (their "needs --heap-mb" lines): Wa-Tor about 48 bytes a
-    # cell, traffic 38 KB an intersection; every rank gets the same.
+    # Heaps as the programs ask for them (their "needs --heap-mb" lines): Wa-Tor 49.5 bytes a cell
+    # (a 4096 x 5120 grid needs 991 MB), traffic 38 KB an intersection; every rank gets the same.
     if app == "wator":
-        return ["--width", str(size[0]), "--height", str(size[1]), "--heap-mb", str(max(512, size[0] * size[1] * 48 // (1 << 20) + 16))]
+        return ["--width", str(size[0]), "--height", str(size[1]), "--heap-mb", str(max(512, size[0] * size[1] * 50 // (1 << 20) + 16))]
     if app == "traffic":
         return ["--intersections", str(size), "--heap-mb", str(max(512, size // 26 + 16))]
     return ["--bodies", str(size)]

@@ -611,39 +611,49 @@ SHOAL_DEVICE SHOAL_NOINLINE inline void skip_stale_full(const heap_view& h, std:
   }
 }
 
-/// One slot of type t from stock `id` for every lane of `group` (all call it together); nullptr
-/// and `failed` for a lane whose index fell in a full generation.
-///
-/// The group shares one atomicAdd on the stock's counter; lane j of the group owns index
-/// `old + rank`. It finds the generation that holds its index, starting from the stock's newest
-/// one (a few head loads at most), and its slot there. The lane whose index is a generation's
-/// prepare_at() prepares the next generation; a lane whose index lies beyond every published
-/// generation waits for it (the only wait).
-SHOAL_DEVICE inline void* take_from_stock(const heap_view& h, std::uint32_t t, std::uint32_t id,
-                                          arch::lane_mask group, bool& failed, std::uint32_t& rounds) {
-  stock& s = h.stocks[id];
-  const int leader = arch::lowest_bit(group);
-  // A hint (any published generation will do; an older one costs a few more header reads).
-#if defined(__CUDA_ARCH__)
-  std::uint32_t g = __ldca(&s.newest);
-#else
-  std::uint32_t g = arch::load_relaxed(s.newest);
-#endif
-  std::uint32_t first = 0;
-  if (arch::lane_id() == leader) first = arch::fetch_add_relaxed(s.next, static_cast<std::uint32_t>(arch::popc(group)));
-  const std::uint32_t group_first = arch::shuffle(group, first, leader);
-  const std::uint32_t j = group_first + static_cast<std::uint32_t>(arch::rank_in(group));
-  const std::uint32_t group_end = group_first + static_cast<std::uint32_t>(arch::popc(group));
+/// The group's slots are live (heap_view::live): one reduction per block (a full warp's slots are
+/// mostly in one), which nobody waits for.
+SHOAL_DEVICE SHOAL_FORCEINLINE void mark_group_live(const heap_view& h, arch::lane_mask group, const void* result,
+                                                    std::uint64_t block, std::uint32_t slot) {
+  const arch::lane_mask got = arch::ballot(group, result != nullptr);
+  if (result != nullptr) {
+    const arch::lane_mask same = arch::match_any(got, block);
+    const std::uint64_t bits = arch::reduce_or(same, std::uint64_t{1} << slot);
+    if (arch::lane_id() == arch::lowest_bit(same)) arch::or_relaxed(h.live[block], bits);
+  }
+}
 
-  void* result = nullptr;
-  std::uint64_t block = 0;  // result's
-  std::uint32_t slot = 0;
-  bool pending = true;
+/// Counts the lanes of `counting` out of the generation g each read (before any prepare of this
+/// warp waits for readers). The add waits for the reads: its address depends on what they gave.
+SHOAL_DEVICE SHOAL_FORCEINLINE void count_readers(stock& s, arch::lane_mask counting, bool served, std::uint32_t g,
+                                                  const void* result) {
+  if (!served) return;
+  const arch::lane_mask same = arch::match_any(counting, g);
+  if (arch::lowest_bit(same) == arch::lane_id()) {
+    unsigned long long& done = *arch::ordered_after(&s.done[g % stock_ring], reinterpret_cast<std::uintptr_t>(result));
+    if constexpr (gpu_backend) arch::add_relaxed(done, static_cast<unsigned long long>(arch::popc(same)));
+    else arch::fetch_add_release(done, static_cast<unsigned long long>(arch::popc(same)));
+  }
+}
+
+/// take_from_stock's loop, out of line, for a group in which some lane was not served by the
+/// first generation it read, or must prepare the next one: lanes whose `pending` is false were
+/// served (result, block, slot) from generation g and are counted out of it here. Each pending
+/// lane finds the generation that holds its index j, starting from g (a few head loads at most);
+/// the lane whose index is a generation's prepare_at() prepares the next generation; a lane whose
+/// index lies beyond every published generation waits for it (the only wait).
+SHOAL_DEVICE SHOAL_NOINLINE inline void* take_from_generations(const heap_view& h, std::uint32_t t, std::uint32_t id,
+                                                               arch::lane_mask group, std::uint32_t j,
+                                                               std::uint32_t group_end, std::uint32_t g, bool pending,
+                                                               void* result, std::uint64_t block, std::uint32_t slot,
+                                                               bool& failed, std::uint32_t& rounds) {
+  stock& s = h.stocks[id];
   failed = false;
+  bool served = !pending;  // the lanes served before the call are counted in the first round
   std::uint32_t stale_end = 0;  // a full generation this lane landed in past its first index
   arch::spin_watch watch;
   for (;;) {
-    bool served = false, prepares = false;
+    bool prepares = false;
     std::uint32_t next_start = 0, prepared = 0;
     if (pending) {
       ++rounds;
@@ -674,29 +684,58 @@ SHOAL_DEVICE inline void* take_from_stock(const heap_view& h, std::uint32_t t, s
         ++g;
       }
     }
-    // Count ourselves out of the generation we read (before any prepare of this warp waits for
-    // readers). The add waits for our reads: its address depends on what they gave.
-    const arch::lane_mask counting = arch::ballot(group, served);
-    if (served) {
-      const arch::lane_mask same = arch::match_any(counting, g);
-      if (arch::lowest_bit(same) == arch::lane_id()) {
-        unsigned long long& done = *arch::ordered_after(&s.done[g % stock_ring], reinterpret_cast<std::uintptr_t>(result));
-        if constexpr (gpu_backend) arch::add_relaxed(done, static_cast<unsigned long long>(arch::popc(same)));
-        else arch::fetch_add_release(done, static_cast<unsigned long long>(arch::popc(same)));
-      }
-    }
+    count_readers(s, arch::ballot(group, served), served, g, result);
+    served = false;
     if (prepares) prepare_generation(h, t, id, prepared, next_start, group_end);
     if (stale_end != 0) skip_stale_full(h, t, s, g, stale_end), stale_end = 0;
     if (arch::ballot(group, pending) == 0) break;
     if (pending) arch::spin_wait(watch, "take_from_stock: a generation that is not published");
   }
-  // The group's slots are live: one reduction per block (a full warp's slots are mostly in one).
-  const arch::lane_mask got = arch::ballot(group, result != nullptr);
-  if (result != nullptr) {
-    const arch::lane_mask same = arch::match_any(got, block);
-    const std::uint64_t bits = arch::reduce_or(same, std::uint64_t{1} << slot);
-    if (arch::lane_id() == arch::lowest_bit(same)) arch::or_relaxed(h.live[block], bits);
-  }
+  mark_group_live(h, group, result, block, slot);
+  return result;
+}
+
+/// One slot of type t from stock `id` for every lane of `group` (all call it together); nullptr
+/// and `failed` for a lane whose index fell in a full generation.
+///
+/// The group shares one atomicAdd on the stock's counter; lane j of the group owns index
+/// `old + rank`, and reads the generation that the stock's newest hint names. Inlined into every
+/// `new` is only the common case, every lane's slot in that generation and no lane preparing; the
+/// rest (other generations, prepares, waits, full generations) is take_from_generations, out of
+/// line: with it inlined, its registers were live across the do-all's loop, and every do-all
+/// whose class can make objects kept that loop's state in local memory.
+SHOAL_DEVICE inline void* take_from_stock(const heap_view& h, std::uint32_t t, std::uint32_t id,
+                                          arch::lane_mask group, bool& failed, std::uint32_t& rounds) {
+  stock& s = h.stocks[id];
+  const int leader = arch::lowest_bit(group);
+  // A hint (any published generation will do; an older one costs a few more header reads).
+#if defined(__CUDA_ARCH__)
+  const std::uint32_t g = __ldca(&s.newest);
+#else
+  const std::uint32_t g = arch::load_relaxed(s.newest);
+#endif
+  std::uint32_t first = 0;
+  if (arch::lane_id() == leader) first = arch::fetch_add_relaxed(s.next, static_cast<std::uint32_t>(arch::popc(group)));
+  const std::uint32_t group_first = arch::shuffle(group, first, leader);
+  const std::uint32_t j = group_first + static_cast<std::uint32_t>(arch::rank_in(group));
+  const std::uint32_t group_end = group_first + static_cast<std::uint32_t>(arch::popc(group));
+
+  const stock_generation& e = s.ring[g % stock_ring];
+  const generation_header hd = read_header(e, g);
+  const std::uint32_t d = j - head_start(hd.head);
+  const generation_kind kind = head_kind(hd.head);
+  const bool here = head_age(hd.head, g) == 0 && d < head_count(hd.head) && d != prepare_at(hd.head) &&
+                    (kind == generation_kind::holes || kind == generation_kind::fresh);
+  void* result = nullptr;
+  std::uint64_t block = 0;  // result's
+  std::uint32_t slot = 0;
+  if (here) result = slot_of_generation(h, t, e, hd, g, d, block, slot);
+  ++rounds;
+  if (arch::ballot(group, !here) != 0)
+    return take_from_generations(h, t, id, group, j, group_end, g, !here, result, block, slot, failed, rounds);
+  failed = false;
+  count_readers(s, group, true, g, result);
+  mark_group_live(h, group, result, block, slot);
   return result;
 }
 
@@ -776,38 +815,46 @@ SHOAL_DEVICE SHOAL_NOINLINE inline void* allocate_direct(const heap_view& h, std
   return nullptr;
 }
 
+/// The lanes of `group` (all call it together) whose own stock `own` of t answered from a full
+/// generation (`failed`) try again: twice, since a stock that skipped a stale full generation
+/// (skip_stale_full) or prepared a good one meanwhile serves the second time round, each time
+/// looking in the other stocks (allocate_elsewhere) and then in the heap itself (allocate_direct).
+/// Out of line: the do-alls that inline `new` do not carry its registers.
+SHOAL_DEVICE SHOAL_NOINLINE inline void* allocate_after_full(const heap_view& h, std::uint32_t t, std::uint32_t own,
+                                                             arch::lane_mask group, bool failed, void* result,
+                                                             std::uint32_t& rounds) {
+  arch::lane_mask left = arch::ballot(group, failed);
+  if (!failed) return result;
+  for (int attempt = 0;; ++attempt) {
+    if (attempt > 0) result = take_from_stock(h, t, t * h.stocks_per_type + own, left, failed, rounds);
+    const arch::lane_mask elsewhere = arch::ballot(left, result == nullptr);
+    if (result == nullptr) {
+      result = allocate_elsewhere(h, t, own, elsewhere, rounds);
+      if (result == nullptr) result = allocate_direct(h, t);
+    }
+    const arch::lane_mask out = arch::ballot(left, result == nullptr);
+    if (result != nullptr) break;
+    if (attempt == 1) {
+      if (arch::lane_id() == arch::lowest_bit(out)) record_failed_allocations(h, t, arch::popc(out));
+      break;
+    }
+    left = out;
+  }
+  return result;
+}
+
 /// Allocates one slot of type t for every calling lane; nullptr when the heap is full.
 ///
 /// Lanes asking for the same type are served together by their processor's stock of t; lanes
-/// that it cannot serve (it found the heap full) look in the other stocks (allocate_elsewhere),
-/// then in the heap itself (allocate_direct).
+/// that it cannot serve (it found the heap full) look in the other stocks, then in the heap
+/// itself (allocate_after_full).
 SHOAL_DEVICE inline void* allocate(const heap_view& h, std::uint32_t t) {
   const arch::lane_mask group = arch::match_any(arch::active_lanes(), t);
   const std::uint32_t own = static_cast<std::uint32_t>(arch::processor_id()) % h.stocks_per_type;
   std::uint32_t rounds = 0;  // for SHOAL_ALLOCATOR_PROBES only
   bool failed = false;
   void* result = take_from_stock(h, t, t * h.stocks_per_type + own, group, failed, rounds);
-  const arch::lane_mask failing = arch::ballot(group, failed);
-  if (failed) {
-    // Twice: a stock that skipped a stale full generation (skip_stale_full) or prepared a good
-    // one meanwhile serves the second time round.
-    arch::lane_mask left = failing;
-    for (int attempt = 0;; ++attempt) {
-      if (attempt > 0) result = take_from_stock(h, t, t * h.stocks_per_type + own, left, failed, rounds);
-      const arch::lane_mask elsewhere = arch::ballot(left, result == nullptr);
-      if (result == nullptr) {
-        result = allocate_elsewhere(h, t, own, elsewhere, rounds);
-        if (result == nullptr) result = allocate_direct(h, t);
-      }
-      const arch::lane_mask out = arch::ballot(left, result == nullptr);
-      if (result != nullptr) break;
-      if (attempt == 1) {
-        if (arch::lane_id() == arch::lowest_bit(out)) record_failed_allocations(h, t, arch::popc(out));
-        break;
-      }
-      left = out;
-    }
-  }
+  if (arch::ballot(group, failed) != 0) result = allocate_after_full(h, t, own, group, failed, result, rounds);
   SHOAL_ALLOCATOR_PROBES(rounds, result != nullptr);
   return result;
 }
