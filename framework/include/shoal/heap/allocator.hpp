@@ -636,27 +636,37 @@ SHOAL_DEVICE SHOAL_FORCEINLINE void count_readers(stock& s, arch::lane_mask coun
   }
 }
 
+/// What take_from_generations gives each lane: its slot (nullptr if `failed`), and the rounds it
+/// took (SHOAL_ALLOCATOR_PROBES). Returned by value: out parameters would live in local memory.
+struct taken {
+  void* result;
+  std::uint32_t rounds;
+  bool failed;
+};
+
 /// take_from_stock's loop, out of line, for a group in which some lane was not served by the
-/// first generation it read, or must prepare the next one: lanes whose `pending` is false were
-/// served (result, block, slot) from generation g and are counted out of it here. Each pending
-/// lane finds the generation that holds its index j, starting from g (a few head loads at most);
-/// the lane whose index is a generation's prepare_at() prepares the next generation; a lane whose
-/// index lies beyond every published generation waits for it (the only wait).
-SHOAL_DEVICE SHOAL_NOINLINE inline void* take_from_generations(const heap_view& h, std::uint32_t t, std::uint32_t id,
-                                                               arch::lane_mask group, std::uint32_t j,
-                                                               std::uint32_t group_end, std::uint32_t g, bool pending,
-                                                               void* result, std::uint64_t block, std::uint32_t slot,
-                                                               bool& failed, std::uint32_t& rounds) {
+/// generation that the stock's newest hint `g` names, or must prepare the next one. Lane j (the
+/// group's indices start at `group_first`) finds the generation that holds j, starting from g (a
+/// few head loads at most); the lane whose index is a generation's prepare_at() prepares the next
+/// generation; a lane whose index lies beyond every published generation waits for it (the only
+/// wait).
+SHOAL_DEVICE SHOAL_NOINLINE inline taken take_from_generations(const heap_view& h, std::uint32_t t, std::uint32_t id,
+                                                               arch::lane_mask group, std::uint32_t group_first,
+                                                               std::uint32_t g) {
   stock& s = h.stocks[id];
-  failed = false;
-  bool served = !pending;  // the lanes served before the call are counted in the first round
+  const std::uint32_t j = group_first + static_cast<std::uint32_t>(arch::rank_in(group));
+  const std::uint32_t group_end = group_first + static_cast<std::uint32_t>(arch::popc(group));
+  taken out{nullptr, 0, false};
+  std::uint64_t block = 0;  // out.result's
+  std::uint32_t slot = 0;
+  bool pending = true;
   std::uint32_t stale_end = 0;  // a full generation this lane landed in past its first index
   arch::spin_watch watch;
   for (;;) {
-    bool prepares = false;
+    bool served = false, prepares = false;
     std::uint32_t next_start = 0, prepared = 0;
     if (pending) {
-      ++rounds;
+      ++out.rounds;
       for (std::uint32_t step = 0; step < 2 * stock_ring; ++step) {
         const stock_generation& e = s.ring[g % stock_ring];
         const generation_header hd = read_header(e, g);
@@ -675,8 +685,8 @@ SHOAL_DEVICE SHOAL_NOINLINE inline void* take_from_generations(const heap_view& 
         const std::uint32_t count = head_count(head);
         if (d == prepare_at(head)) prepares = true, prepared = g + 1, next_start = head_start(head) + count;
         if (d < count) {
-          if (head_kind(head) == generation_kind::full) failed = true, stale_end = d != 0 ? head_start(head) + count : 0;
-          else result = slot_of_generation(h, t, e, hd, g, d, block, slot);
+          if (head_kind(head) == generation_kind::full) out.failed = true, stale_end = d != 0 ? head_start(head) + count : 0;
+          else out.result = slot_of_generation(h, t, e, hd, g, d, block, slot);
           served = true;
           pending = false;
           break;
@@ -684,28 +694,36 @@ SHOAL_DEVICE SHOAL_NOINLINE inline void* take_from_generations(const heap_view& 
         ++g;
       }
     }
-    count_readers(s, arch::ballot(group, served), served, g, result);
-    served = false;
+    count_readers(s, arch::ballot(group, served), served, g, out.result);
     if (prepares) prepare_generation(h, t, id, prepared, next_start, group_end);
     if (stale_end != 0) skip_stale_full(h, t, s, g, stale_end), stale_end = 0;
     if (arch::ballot(group, pending) == 0) break;
     if (pending) arch::spin_wait(watch, "take_from_stock: a generation that is not published");
   }
-  mark_group_live(h, group, result, block, slot);
-  return result;
+  mark_group_live(h, group, out.result, block, slot);
+  return out;
 }
 
-/// One slot of type t from stock `id` for every lane of `group` (all call it together); nullptr
-/// and `failed` for a lane whose index fell in a full generation.
-///
-/// The group shares one atomicAdd on the stock's counter; lane j of the group owns index
-/// `old + rank`, and reads the generation that the stock's newest hint names. Inlined into every
-/// `new` is only the common case, every lane's slot in that generation and no lane preparing; the
-/// rest (other generations, prepares, waits, full generations) is take_from_generations, out of
-/// line: with it inlined, its registers were live across the do-all's loop, and every do-all
-/// whose class can make objects kept that loop's state in local memory.
-SHOAL_DEVICE inline void* take_from_stock(const heap_view& h, std::uint32_t t, std::uint32_t id,
-                                          arch::lane_mask group, bool& failed, std::uint32_t& rounds) {
+/// Where a group's request to a stock stands after its first read: `served` if every lane got its
+/// slot (`result`) from that generation; otherwise the group's first index and the generation
+/// read, for take_from_generations.
+struct first_take {
+  bool served;
+  void* result;
+  std::uint32_t group_first, g;
+};
+
+/// The common case of a take, inlined into every `new`: the group shares one atomicAdd on stock
+/// `id`'s counter (lane j of the group owns index `old + rank`) and reads the generation that the
+/// stock's newest hint names; if every lane's index lies in it and no lane must prepare the next
+/// one, the group is served. Everything else (other generations, prepares, waits, full
+/// generations) is out of line and starts over for the whole group (the header and record it
+/// reads again are in the L1). With that loop inlined, its registers were live across the
+/// do-all's loop, and every do-all whose class can make objects kept that loop's state in local
+/// memory (ptxas: 528 bytes of spills in the birth-and-death do-all, 0 now; births alone at 10%
+/// took 96 µs, 73 after, H200).
+SHOAL_DEVICE SHOAL_FORCEINLINE first_take take_first(const heap_view& h, std::uint32_t t, std::uint32_t id,
+                                                     arch::lane_mask group) {
   stock& s = h.stocks[id];
   const int leader = arch::lowest_bit(group);
   // A hint (any published generation will do; an older one costs a few more header reads).
@@ -718,7 +736,6 @@ SHOAL_DEVICE inline void* take_from_stock(const heap_view& h, std::uint32_t t, s
   if (arch::lane_id() == leader) first = arch::fetch_add_relaxed(s.next, static_cast<std::uint32_t>(arch::popc(group)));
   const std::uint32_t group_first = arch::shuffle(group, first, leader);
   const std::uint32_t j = group_first + static_cast<std::uint32_t>(arch::rank_in(group));
-  const std::uint32_t group_end = group_first + static_cast<std::uint32_t>(arch::popc(group));
 
   const stock_generation& e = s.ring[g % stock_ring];
   const generation_header hd = read_header(e, g);
@@ -726,17 +743,29 @@ SHOAL_DEVICE inline void* take_from_stock(const heap_view& h, std::uint32_t t, s
   const generation_kind kind = head_kind(hd.head);
   const bool here = head_age(hd.head, g) == 0 && d < head_count(hd.head) && d != prepare_at(hd.head) &&
                     (kind == generation_kind::holes || kind == generation_kind::fresh);
-  void* result = nullptr;
+  if (arch::ballot(group, !here) != 0) return {false, nullptr, group_first, g};
   std::uint64_t block = 0;  // result's
   std::uint32_t slot = 0;
-  if (here) result = slot_of_generation(h, t, e, hd, g, d, block, slot);
-  ++rounds;
-  if (arch::ballot(group, !here) != 0)
-    return take_from_generations(h, t, id, group, j, group_end, g, !here, result, block, slot, failed, rounds);
-  failed = false;
+  void* result = slot_of_generation(h, t, e, hd, g, d, block, slot);
   count_readers(s, group, true, g, result);
   mark_group_live(h, group, result, block, slot);
-  return result;
+  return {true, result, group_first, g};
+}
+
+/// One slot of type t from stock `id` for every lane of `group` (all call it together); nullptr
+/// and `failed` for a lane whose index fell in a full generation.
+SHOAL_DEVICE inline void* take_from_stock(const heap_view& h, std::uint32_t t, std::uint32_t id,
+                                          arch::lane_mask group, bool& failed, std::uint32_t& rounds) {
+  const first_take f = take_first(h, t, id, group);
+  if (f.served) {
+    ++rounds;
+    failed = false;
+    return f.result;
+  }
+  const taken r = take_from_generations(h, t, id, group, f.group_first, f.g);
+  rounds += r.rounds + 1;
+  failed = r.failed;
+  return r.result;
 }
 
 /// Whether stock `id` may still hand out a slot: it has not published a full generation, or
@@ -819,10 +848,8 @@ SHOAL_DEVICE SHOAL_NOINLINE inline void* allocate_direct(const heap_view& h, std
 /// generation (`failed`) try again: twice, since a stock that skipped a stale full generation
 /// (skip_stale_full) or prepared a good one meanwhile serves the second time round, each time
 /// looking in the other stocks (allocate_elsewhere) and then in the heap itself (allocate_direct).
-/// Out of line: the do-alls that inline `new` do not carry its registers.
-SHOAL_DEVICE SHOAL_NOINLINE inline void* allocate_after_full(const heap_view& h, std::uint32_t t, std::uint32_t own,
-                                                             arch::lane_mask group, bool failed, void* result,
-                                                             std::uint32_t& rounds) {
+SHOAL_DEVICE inline void* allocate_after_full(const heap_view& h, std::uint32_t t, std::uint32_t own,
+                                              arch::lane_mask group, bool failed, void* result, std::uint32_t& rounds) {
   arch::lane_mask left = arch::ballot(group, failed);
   if (!failed) return result;
   for (int attempt = 0;; ++attempt) {
@@ -843,20 +870,33 @@ SHOAL_DEVICE SHOAL_NOINLINE inline void* allocate_after_full(const heap_view& h,
   return result;
 }
 
+/// Everything of an allocation but its common case (take_first), out of line and in one call:
+/// the group's take from its stock (take_from_generations), then, for lanes that it answered from
+/// a full generation, allocate_after_full. Two calls from the do-alls cost them spills again.
+SHOAL_DEVICE SHOAL_NOINLINE inline taken allocate_rest(const heap_view& h, std::uint32_t t, std::uint32_t own,
+                                                      arch::lane_mask group, std::uint32_t group_first, std::uint32_t g) {
+  taken r = take_from_generations(h, t, t * h.stocks_per_type + own, group, group_first, g);
+  ++r.rounds;  // take_first's
+  if (arch::ballot(group, r.failed) != 0) r.result = allocate_after_full(h, t, own, group, r.failed, r.result, r.rounds);
+  return r;
+}
+
 /// Allocates one slot of type t for every calling lane; nullptr when the heap is full.
 ///
-/// Lanes asking for the same type are served together by their processor's stock of t; lanes
-/// that it cannot serve (it found the heap full) look in the other stocks, then in the heap
-/// itself (allocate_after_full).
+/// Lanes asking for the same type are served together by their processor's stock of t
+/// (take_first, and allocate_rest if it could not serve them all); lanes that it cannot serve (it
+/// found the heap full) look in the other stocks, then in the heap itself.
 SHOAL_DEVICE inline void* allocate(const heap_view& h, std::uint32_t t) {
   const arch::lane_mask group = arch::match_any(arch::active_lanes(), t);
   const std::uint32_t own = static_cast<std::uint32_t>(arch::processor_id()) % h.stocks_per_type;
-  std::uint32_t rounds = 0;  // for SHOAL_ALLOCATOR_PROBES only
-  bool failed = false;
-  void* result = take_from_stock(h, t, t * h.stocks_per_type + own, group, failed, rounds);
-  if (arch::ballot(group, failed) != 0) result = allocate_after_full(h, t, own, group, failed, result, rounds);
-  SHOAL_ALLOCATOR_PROBES(rounds, result != nullptr);
-  return result;
+  const first_take f = take_first(h, t, t * h.stocks_per_type + own, group);
+  if (f.served) {
+    SHOAL_ALLOCATOR_PROBES(1u, true);
+    return f.result;
+  }
+  const taken r = allocate_rest(h, t, own, group, f.group_first, f.g);
+  SHOAL_ALLOCATOR_PROBES(r.rounds, r.result != nullptr);
+  return r.result;
 }
 
 /// Gives back the reserved slots of record q of generation `e` (whose prefix is `prefix`) from
