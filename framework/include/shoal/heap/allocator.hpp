@@ -698,7 +698,7 @@ SHOAL_DEVICE SHOAL_NOINLINE inline taken take_from_generations(const heap_view& 
     if (prepares) prepare_generation(h, t, id, prepared, next_start, group_end);
     if (stale_end != 0) skip_stale_full(h, t, s, g, stale_end), stale_end = 0;
     if (arch::ballot(group, pending) == 0) break;
-    if (pending) arch::spin_wait(watch, "take_from_stock: a generation that is not published");
+    if (pending) arch::spin_wait(watch, "take_from_generations: a generation that is not published");
   }
   mark_group_live(h, group, out.result, block, slot);
   return out;
@@ -720,8 +720,8 @@ struct first_take {
 /// generations) is out of line and starts over for the whole group (the header and record it
 /// reads again are in the L1). With that loop inlined, its registers were live across the
 /// do-all's loop, and every do-all whose class can make objects kept that loop's state in local
-/// memory (ptxas: 528 bytes of spills in the birth-and-death do-all, 0 now; births alone at 10%
-/// took 96 µs, 73 after, H200).
+/// memory (ptxas: 528 bytes of spills in the birth-and-death do-all, 96 now; births alone at 10%
+/// took 96 µs, 68 after, H200).
 SHOAL_DEVICE SHOAL_FORCEINLINE first_take take_first(const heap_view& h, std::uint32_t t, std::uint32_t id,
                                                      arch::lane_mask group) {
   stock& s = h.stocks[id];
