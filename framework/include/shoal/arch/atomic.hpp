@@ -192,6 +192,21 @@ SHOAL_HD SHOAL_FORCEINLINE bool compare_exchange(T& word, T& expected, T desired
   return atomic_ref<T>(word).compare_exchange_strong(expected, desired, acq_rel, relaxed);
 }
 
+/// Stores `value` and returns what the word held, with no ordering of its own (pair with fences).
+template <class T>
+SHOAL_HD SHOAL_FORCEINLINE T exchange_relaxed(T& word, T value) {
+  return atomic_ref<T>(word).exchange(value, relaxed);
+}
+/// An acquire-release fence, device-wide: with relaxed atomics before it, they acquire; with
+/// relaxed stores and atomics after it, they release.
+SHOAL_HD SHOAL_FORCEINLINE void fence_acq_rel() {
+#if defined(SHOAL_BACKEND_CUDA) || defined(SHOAL_HAS_LIBCUDACXX)
+  cuda::atomic_thread_fence(cuda::memory_order_acq_rel, cuda::thread_scope_device);
+#else
+  std::atomic_thread_fence(std::memory_order_acq_rel);
+#endif
+}
+
 /// Orders every memory access before it against every one after it, device-wide.
 SHOAL_HD SHOAL_FORCEINLINE void fence() {
 #if defined(SHOAL_BACKEND_CUDA) || defined(SHOAL_HAS_LIBCUDACXX)

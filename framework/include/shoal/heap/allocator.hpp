@@ -341,13 +341,16 @@ SHOAL_DEVICE inline void reset_stock(stock& s) {
   }
   arch::store_relaxed(s.next, 0u);
   arch::store_relaxed(s.newest, 0u);
-  arch::store_relaxed(s.fresh_run, 1u);
   arch::store_relaxed(s.dirty, 0u);
   arch::store_relaxed(s.exhausted_at, not_exhausted);
 }
 
-/// The longest fresh run a prepare opens in this heap: at most an eighth of the blocks over all
-/// stocks of a class, so that stocks hold a bounded part of a small heap.
+/// The fresh run every prepare that opens blocks takes: an eighth of the blocks over all stocks
+/// of a class (so that stocks hold a bounded part of a small heap), at most one leaf word of the
+/// free bitmap. Always that long: a prepare is a chain of round trips to the L2 that take µs each
+/// inside a busy do-all (40 µs a prepare, H200), and runs that doubled from one block made a
+/// burst of births wait for one prepare per doubling (births alone at 10% of 10^6: a chain of 3
+/// to 4 prepares per stock). What a launch leaves of a run goes back at the next settle.
 SHOAL_DEVICE inline std::uint32_t fresh_run_cap(const heap_view& h) {
   const std::uint64_t share = h.blocks / (8ull * h.stocks_per_type);
   return share < 1 ? 1u : share > max_fresh_run ? max_fresh_run : static_cast<std::uint32_t>(share);
@@ -383,10 +386,9 @@ inline constexpr int hole_candidates = 2 * stock_hole_blocks;
 /// prepare costs a random walk and two round trips to the L2, and a stock's requests wait for it
 /// once the generation before is used up: under a burst of births, generations of one or two
 /// holes (agents that leave one at a time, like traffic's cars) make the prepares a serial
-/// chain that every birth waits on.
-/// Without such blocks, the holes found are taken only if `take_sparse`, and marked `sparse`.
-SHOAL_DEVICE inline void take_holes(const heap_view& h, std::uint32_t t, walk_rng& rng, bool take_sparse,
-                                    int max_blocks, reservation& r) {
+/// chain that every birth waits on. Without such blocks, the holes found are marked `sparse`.
+SHOAL_DEVICE inline void take_holes(const heap_view& h, std::uint32_t t, walk_rng& rng, int max_blocks,
+                                    reservation& r) {
   const bitmap_ref active = h.active(t);
   std::uint64_t bits = 0;
   const std::uint64_t w = active.random_leaf(rng, bits);
@@ -405,7 +407,6 @@ SHOAL_DEVICE inline void take_holes(const heap_view& h, std::uint32_t t, walk_rn
   for (int i = 0, n = 0; i < c && n < max_blocks; ++i)
     if (holes[i] >= dense) worth += static_cast<std::uint32_t>(holes[i]), ++n;
   const bool sparse = 2 * worth < capacity;
-  if (sparse && !take_sparse) return;
   const int least = sparse ? 1 : dense;
   std::uint32_t block[stock_hole_blocks];
   int n = 0;
@@ -416,7 +417,16 @@ SHOAL_DEVICE inline void take_holes(const heap_view& h, std::uint32_t t, walk_rn
   // that gives slots back may flip them first, and they read "no room" meanwhile (flip_active).
   enter_block_operation(h, t);
   std::uint64_t taken[stock_hole_blocks];
-  for (int i = 0; i < n; ++i) taken[i] = arch::exchange(h.headers[block[i]].free_slots, std::uint64_t{0});
+  // On the GPU the exchanges are relaxed, issued together, and one fence makes them acquire
+  // (the destroys' writes before the slots are handed out): each acquire-release exchange waited
+  // for the one before it, a round trip to the L2 of several µs in a do-all full of births and
+  // deaths. (ThreadSanitizer does not see fences: the cpu backend keeps its acquiring exchanges.)
+  if constexpr (gpu_backend) {
+    for (int i = 0; i < n; ++i) taken[i] = arch::exchange_relaxed(h.headers[block[i]].free_slots, std::uint64_t{0});
+    arch::fence_acq_rel();
+  } else {
+    for (int i = 0; i < n; ++i) taken[i] = arch::exchange(h.headers[block[i]].free_slots, std::uint64_t{0});
+  }
   for (int i = 0; i < n; ++i) {
     if (taken[i] == 0) continue;  // full, or free, or being returned: nothing was there
     const std::uint32_t bt = arch::load_relaxed(h.headers[block[i]].type);  // stable: we hold slots
@@ -466,7 +476,7 @@ SHOAL_DEVICE SHOAL_NOINLINE inline void prepare_generation(const heap_view& h, s
                                             std::uint32_t start, std::uint32_t group_end) {
   stock& s = h.stocks[id];
   stock_generation& e = s.ring[g % stock_ring];
-  arch::fence();  // see what the previous preparer wrote (fresh_run, dirty)
+  arch::fence_acq_rel();  // acquire: what the previous preparer wrote before publishing its head
   // The entry's previous generation must have been read by every lane whose index fell in it.
   const std::uint32_t readers = head_count(arch::load_relaxed(e.head));
   for (arch::spin_watch w; arch::load_relaxed(s.done[g % stock_ring]) != readers;)
@@ -475,32 +485,26 @@ SHOAL_DEVICE SHOAL_NOINLINE inline void prepare_generation(const heap_view& h, s
   arch::store_relaxed(s.dirty, 1u);  // the next settle looks at this stock
 
   walk_rng rng = walk_rng::for_this_lane(static_cast<std::uint64_t>(g) * 0x2545F4914F6CDD1Dull + id);
-  const std::uint32_t run = arch::load_relaxed(s.fresh_run);
   // Requests of other groups (warps) already waiting for g: a burst of births, which small
   // generations of scattered holes would serve one prepare (a random walk and two round trips to
   // the L2) at a time. The preparer's own group (indices below group_end) does not count.
   const std::uint32_t mine = static_cast<std::int32_t>(group_end - start) > 0 ? group_end : start;
   const auto waiting = static_cast<std::int32_t>(arch::load_relaxed(s.next) - mine);
   const bool busy = waiting > 0;
-  // A fresh run holds at least what is waiting already: a run that only doubles from one block
-  // (it starts small again after holes) made a burst wait for one prepare per doubling.
-  const std::uint32_t capacity = h.capacity[t];
-  const std::uint32_t demand = busy ? (static_cast<std::uint32_t>(waiting) + capacity - 1) / capacity : 0u;
-  const std::uint32_t want = run > demand ? run : demand;
   reservation r;
   std::uint32_t unsure = 0;
   for (std::uint32_t round = 0;; ++round) {
-    // Any holes while few requests wait for this generation, or when no free block is left.
-    // While more than a warp's worth wait (`busy`), only holes worth a generation of their own;
-    // failing that, the holes that the second probe finds go with a fresh run (its record last).
+    // Any holes while no other request waits for this generation, or when no free block is
+    // left. While others wait (`busy`), one probe: holes worth a generation of their own make
+    // one; sparse holes go in front of a fresh run (its record last). A second probe for better
+    // holes cost as much as the first (20 µs inside a do-all of births and deaths, H200).
     const bool no_free = h.free_blocks().empty();
     const bool mix = busy && !no_free;
-    for (int probe = 0; probe < (mix ? 2 : 4) && r.holes == 0 && !h.active(t).empty(); ++probe)
-      take_holes(h, t, rng, !mix || probe == 1, mix ? stock_hole_blocks - 1 : stock_hole_blocks, r);
+    for (int probe = 0; probe < (mix ? 1 : 4) && r.holes == 0 && !h.active(t).empty(); ++probe)
+      take_holes(h, t, rng, mix ? stock_hole_blocks - 1 : stock_hole_blocks, r);
     if (r.holes > 0 && !(r.sparse && mix)) break;
     if (!h.free_blocks().empty()) {
-      const std::uint32_t cap = fresh_run_cap(h);
-      take_fresh(h, t, rng, want < cap ? want : cap, r);
+      take_fresh(h, t, rng, fresh_run_cap(h), r);
       if (r.run != 0) break;
     }
     if (r.holes > 0) break;  // sparse holes, and the free blocks went meanwhile
@@ -512,10 +516,6 @@ SHOAL_DEVICE SHOAL_NOINLINE inline void prepare_generation(const heap_view& h, s
     }
     arch::spin_pause();
   }
-  // The next fresh run doubles while the stock keeps opening blocks and starts small again
-  // once it finds holes.
-  const std::uint32_t next_run = r.kind == generation_kind::fresh ? (run * 2 < max_fresh_run ? run * 2 : max_fresh_run) : 1u;
-  arch::store_relaxed(s.fresh_run, next_run);
 
   // Publish: the records and the prefix, then the head (release). Holes first, then the run.
   std::uint64_t prefix = empty_prefix;
@@ -818,7 +818,7 @@ SHOAL_DEVICE SHOAL_NOINLINE inline void* allocate_direct(const heap_view& h, std
   std::uint32_t unsure = 0;
   for (std::uint32_t round = 0; round < max_prepare_rounds; ++round) {
     reservation r;
-    if (!h.active(t).empty()) take_holes(h, t, rng, /*take_sparse=*/true, 1, r);
+    if (!h.active(t).empty()) take_holes(h, t, rng, 1, r);
     if (r.holes > 0) {
       h.active(t).flip_owned_bits(r.hole_word, r.hole_bits);
       leave_block_operation(h, t);  // entered by take_holes

@@ -92,10 +92,9 @@ struct alignas(128) stock {
   std::uint32_t next;  ///< the next index (alone in its 128-byte line: every request adds to it)
   std::uint32_t pad0[31];
   std::uint32_t newest;     ///< a recently published generation: where readers start looking
-  std::uint32_t fresh_run;  ///< preparers only: blocks the next fresh generation opens
   std::uint32_t dirty;      ///< 1 once a prepare ran since the last flush
   std::uint32_t exhausted_at;  ///< start of its first full generation since the last good one
-  std::uint32_t pad1[28];
+  std::uint32_t pad1[29];
   unsigned long long done[stock_ring];  ///< per entry: lanes that have read its generation
   stock_generation ring[stock_ring];
 };
