@@ -197,24 +197,19 @@ template <class T>
 SHOAL_HD SHOAL_FORCEINLINE T exchange_relaxed(T& word, T value) {
   return atomic_ref<T>(word).exchange(value, relaxed);
 }
+/// A device-wide fence of memory order `order` (libcu++'s at device scope, or std's).
+SHOAL_HD SHOAL_FORCEINLINE void thread_fence(decltype(relaxed) order) {
+#if defined(SHOAL_BACKEND_CUDA) || defined(SHOAL_HAS_LIBCUDACXX)
+  cuda::atomic_thread_fence(order, cuda::thread_scope_device);
+#else
+  std::atomic_thread_fence(order);
+#endif
+}
 /// An acquire-release fence, device-wide: with relaxed atomics before it, they acquire; with
 /// relaxed stores and atomics after it, they release.
-SHOAL_HD SHOAL_FORCEINLINE void fence_acq_rel() {
-#if defined(SHOAL_BACKEND_CUDA) || defined(SHOAL_HAS_LIBCUDACXX)
-  cuda::atomic_thread_fence(cuda::memory_order_acq_rel, cuda::thread_scope_device);
-#else
-  std::atomic_thread_fence(std::memory_order_acq_rel);
-#endif
-}
-
+SHOAL_HD SHOAL_FORCEINLINE void fence_acq_rel() { thread_fence(acq_rel); }
 /// Orders every memory access before it against every one after it, device-wide.
-SHOAL_HD SHOAL_FORCEINLINE void fence() {
-#if defined(SHOAL_BACKEND_CUDA) || defined(SHOAL_HAS_LIBCUDACXX)
-  cuda::atomic_thread_fence(cuda::memory_order_seq_cst, cuda::thread_scope_device);
-#else
-  std::atomic_thread_fence(std::memory_order_seq_cst);
-#endif
-}
+SHOAL_HD SHOAL_FORCEINLINE void fence() { thread_fence(SHOAL_ATOMIC_NS::memory_order_seq_cst); }
 
 }  // namespace shoal::arch
 
