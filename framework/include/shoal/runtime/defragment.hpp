@@ -134,7 +134,7 @@ struct registered_pointers {
 /// allocation (and no implicit synchronisation of a free) per call once it is large enough.
 struct defrag_scratch {
   arch::device_buffer<std::byte> arena;      // per-block arrays and the histograms
-  arch::device_buffer<std::uint64_t> moves;  // per move: where it goes
+  arch::device_buffer<std::uint64_t> moves;  // per move: where it goes, then where it comes from
   arch::device_buffer<std::byte> scan_temp;  // the device scans' working memory
 };
 
@@ -211,9 +211,9 @@ defrag_stats defragment_heap(const heap_view& v, std::uint32_t types, double max
   // which waits for the device, each).
   scratch_carver c;
   const std::uint64_t at_hist = c.add((T * bins + 2) * 8);
-  const std::uint64_t at_rank = c.add(B * 8), at_src = c.add(B * 8), at_tgt = c.add(B * 8), at_free = c.add(B * 8);
+  const std::uint64_t at_rank = c.add(B * 8), at_src = c.add(B * 8), at_free = c.add(B * 8);
   const std::uint64_t at_first = c.add(B * 4), at_role = c.add(B * 4), at_taken = c.add(B * 4);
-  const std::uint64_t at_moved = c.add(B * 8), at_tblock = c.add(B * 8), at_tstart = c.add(B * 8);
+  const std::uint64_t at_moved = c.add(B * 8);
   const std::uint64_t at_rewrite = c.add(pointer_field_count * sizeof(field_place));
   const std::uint64_t at_places = c.add(places.size() * sizeof(field_place));
   if (scratch.arena.size() < c.bytes()) scratch.arena = arch::device_buffer<std::byte>(c.bytes());
@@ -221,14 +221,11 @@ defrag_stats defragment_heap(const heap_view& v, std::uint32_t types, double max
   auto* hist = reinterpret_cast<std::uint64_t*>(base + at_hist);  // [T][bins], then used blocks, free blocks
   auto* rank = reinterpret_cast<std::uint64_t*>(base + at_rank);
   auto* src = reinterpret_cast<std::uint64_t*>(base + at_src);
-  auto* tgt = reinterpret_cast<std::uint64_t*>(base + at_tgt);
   auto* fre = reinterpret_cast<std::uint64_t*>(base + at_free);
   auto* first = reinterpret_cast<std::uint32_t*>(base + at_first);
   auto* role = reinterpret_cast<std::uint32_t*>(base + at_role);
   auto* taken = reinterpret_cast<std::uint32_t*>(base + at_taken);
   auto* moved = reinterpret_cast<std::uint64_t*>(base + at_moved);
-  auto* tblock = reinterpret_cast<std::uint64_t*>(base + at_tblock);
-  auto* tstart = reinterpret_cast<std::uint64_t*>(base + at_tstart);
   auto* d_rewrite = reinterpret_cast<field_place*>(base + at_rewrite);
   auto* d_places = reinterpret_cast<field_place*>(base + at_places);
 
@@ -237,12 +234,21 @@ defrag_stats defragment_heap(const heap_view& v, std::uint32_t types, double max
   for (std::uint32_t t = 0; t < T; ++t)
     lim.of[t] = ((types >> t) & 1u) != 0 && v.capacity[t] != 0 ? static_cast<std::uint32_t>(max_fill * v.capacity[t]) + 1 : 0;
   arch::fill_bytes_enqueued(hist, 0, (T * bins + 2) * 8);
+  // One add per warp and counter: one add per block, most of them to the blocks-in-use counter,
+  // took 28 µs for 164 k blocks (H200).
   arch::for_each_index(B, [=] SHOAL_DEVICE(std::size_t b) {
     const block_header h = hv.headers[b];
-    if (h.type == no_type) return;
-    arch::add_relaxed(hist[T * bins], std::uint64_t{1});
-    const auto live = static_cast<std::uint32_t>(arch::popc(~h.free_slots & hv.full_mask(h.type)));
-    if (live < lim.of[h.type]) arch::add_relaxed(hist[h.type * bins + live], std::uint64_t{1});
+    const bool used = h.type != no_type;
+    const auto live = used ? static_cast<std::uint32_t>(arch::popc(~h.free_slots & hv.full_mask(h.type))) : 0u;
+    const bool sparse = used && live < lim.of[h.type];
+    const arch::lane_mask lanes = arch::active_lanes();
+    const arch::lane_mask in_use = arch::ballot(lanes, used);
+    if (arch::lane_id() == arch::lowest_bit(lanes) && in_use != 0)
+      arch::add_relaxed(hist[T * bins], static_cast<std::uint64_t>(arch::popc(in_use)));
+    const arch::lane_mask counted = arch::ballot(lanes, sparse);
+    if (!sparse) return;
+    const arch::lane_mask same = arch::match_any(counted, h.type * bins + live);
+    if (arch::lane_id() == arch::lowest_bit(same)) arch::add_relaxed(hist[h.type * bins + live], static_cast<std::uint64_t>(arch::popc(same)));
   });
   std::vector<std::uint64_t> h(T * bins + 2);
   arch::copy_to_host(h.data(), hist, h.size() * 8);
@@ -288,8 +294,9 @@ defrag_stats defragment_heap(const heap_view& v, std::uint32_t types, double max
     stats.moved += p.moves;
   }
   stats.blocks_after = stats.blocks_before - stats.blocks_after;
-  if (scratch.moves.size() < move_total) scratch.moves = arch::device_buffer<std::uint64_t>(move_total);
+  if (scratch.moves.size() < 2 * move_total) scratch.moves = arch::device_buffer<std::uint64_t>(2 * move_total);
   std::uint64_t* to = scratch.moves.data();
+  std::uint64_t* from = to + move_total;
 
   // 3. Per class: roles, ranks (device scans) and each moving object's destination.
   arch::fill_bytes_enqueued(role, 0, B * 4);
@@ -297,7 +304,7 @@ defrag_stats defragment_heap(const heap_view& v, std::uint32_t types, double max
   arch::fill_bytes_enqueued(moved, 0, B * 8);
   for (const class_plan& p : plans) {
     const std::uint32_t t = p.type, limit = p.limit, theta = p.theta, capacity = p.capacity;
-    const std::uint64_t need = p.need, keep = p.keep, moves = p.moves, move_base = p.move_base;
+    const std::uint64_t need = p.need, moves = p.moves, move_base = p.move_base;
     const sparse_block sparse_live{hv, t, limit};
     arch::for_each_index(B, [=] SHOAL_DEVICE(std::size_t b) {
       std::uint64_t live = 0;
@@ -306,42 +313,35 @@ defrag_stats defragment_heap(const heap_view& v, std::uint32_t types, double max
     arch::exclusive_sum(rank, rank, B, scratch.scan_temp);  // among the blocks filled theta
     arch::for_each_index(B, [=] SHOAL_DEVICE(std::size_t b) {
       std::uint64_t live = 0;
-      src[b] = tgt[b] = fre[b] = 0;
+      src[b] = fre[b] = 0;
       if (!sparse_live(b, live)) return;
       const auto n = static_cast<std::uint32_t>(arch::popc(live));
       const bool target = n > theta || (n == theta && rank[b] < need);
       role[b] = target ? role_target : role_source;
-      if (target) tgt[b] = 1, fre[b] = capacity - n;
+      if (target) fre[b] = capacity - n;
       else src[b] = n;
     });
     arch::exclusive_sum(src, src, B, scratch.scan_temp);  // first move of each source (in t)
-    arch::exclusive_sum(tgt, tgt, B, scratch.scan_temp);  // index of each target
     arch::exclusive_sum(fre, fre, B, scratch.scan_temp);  // first free slot of each target (in t)
+    // Move r of class t: the r-th object of its sources, in block and slot order, goes to the r-th
+    // free slot of its targets, in the same order. Each block writes its own moves (a source its
+    // objects, a target the slots it is given), in one pass: a thread per slot that searched the
+    // targets for its move's took 100 µs for 465 k moves, the whole copy 73 (H200).
     arch::for_each_index(B, [=] SHOAL_DEVICE(std::size_t b) {
       std::uint64_t live = 0;
       if (!sparse_live(b, live)) return;
       if (role[b] == role_source) {
-        if (live != 0) first[b] = static_cast<std::uint32_t>(move_base + src[b]), moved[b] = live;
+        if (live == 0) return;
+        first[b] = static_cast<std::uint32_t>(move_base + src[b]), moved[b] = live;
+        std::uint64_t r = move_base + src[b];
+        for (std::uint64_t left = live; left != 0; left &= left - 1) from[r++] = b * 64 + arch::lowest_bit(left);
         return;
       }
-      tblock[tgt[b]] = b, tstart[tgt[b]] = fre[b];
       const std::uint64_t room = capacity - static_cast<std::uint64_t>(arch::popc(live));
-      taken[b] = static_cast<std::uint32_t>(fre[b] >= moves ? 0 : std::min(room, moves - fre[b]));
-    });
-    // Move r of class t goes to free slot r of its targets, in target order.
-    arch::for_each_index(B * 64, [=] SHOAL_DEVICE(std::size_t i) {
-      const std::uint64_t b = i / 64, s = i % 64;
-      if (role[b] != role_source || ((moved[b] >> s) & 1u) == 0 || hv.headers[b].type != t) return;
-      const std::uint64_t r = src[b] + static_cast<std::uint64_t>(arch::popc(moved[b] & low_bits(static_cast<std::uint32_t>(s))));
-      std::uint64_t lo = 0, hi = keep;  // the last target whose first free slot is at most r
-      while (hi - lo > 1) {
-        const std::uint64_t mid = (lo + hi) / 2;
-        (tstart[mid] <= r ? lo : hi) = mid;
-      }
-      const std::uint64_t d = tblock[lo];
-      std::uint64_t free = hv.headers[d].free_slots & hv.full_mask(t);
-      for (std::uint64_t j = r - tstart[lo]; j > 0; --j) free &= free - 1;
-      to[move_base + r] = d * 64 + static_cast<std::uint64_t>(arch::lowest_bit(free));
+      const std::uint64_t given = fre[b] >= moves ? 0 : std::min(room, moves - fre[b]);
+      taken[b] = static_cast<std::uint32_t>(given);
+      std::uint64_t free = hv.full_mask(t) & ~live;
+      for (std::uint64_t j = 0; j < given; ++j, free &= free - 1) to[move_base + fre[b] + j] = b * 64 + arch::lowest_bit(free);
     });
   }
   const relocation relocate{first, moved, to, v.data, v.block_bytes, v.blocks};
@@ -383,10 +383,8 @@ defrag_stats defragment_heap(const heap_view& v, std::uint32_t types, double max
     per_class pr{};  // class t's fields: places[pr.of[t] .. pr.of[t + 1])
     for (std::uint32_t t = 0; t <= T; ++t) pr.of[t] = place_first[t];
     const field_place* pl = d_places;
-    arch::for_each_index(B * 64, [=] SHOAL_DEVICE(std::size_t i) {
-      const std::uint64_t b = i / 64, s = i % 64;
-      if (((moved[b] >> s) & 1u) == 0) return;
-      const std::uint64_t dest = to[first[b] + arch::popc(moved[b] & low_bits(static_cast<std::uint32_t>(s)))];
+    arch::for_each_index(move_total, [=] SHOAL_DEVICE(std::size_t i) {
+      const std::uint64_t b = from[i] / 64, s = from[i] % 64, dest = to[i];
       const std::uint32_t t = hv.headers[b].type;
       const std::uint32_t capacity = hv.capacity[t];
       const std::byte* from = hv.data + b * hv.block_bytes;
@@ -416,35 +414,41 @@ defrag_stats defragment_heap(const heap_view& v, std::uint32_t types, double max
 
   // 6. Bitmaps and counters from the headers, as a checkpoint load writes them: leaves, then
   //    each level above from the one below.
+  //    A thread per block or word below, the bits of a word gathered in the warp (one atomic OR
+  //    per warp and word): a thread per word that read its 64 blocks or words one after another
+  //    took 57 µs for 164 k blocks (H200).
   std::uint64_t* free_count = hist + T * bins + 1;
   const bitmap_layout layout = v.layout;
   const std::uint64_t maps = 1 + 2 * std::uint64_t{T};
-  arch::for_each_index(layout.words[0], [=] SHOAL_DEVICE(std::size_t w) {
-    std::uint64_t free_bits = 0, frees = 0;
+  arch::fill_bytes_enqueued(hv.bitmap_words, 0, maps * layout.total_words * sizeof(std::uint64_t));
+  arch::for_each_index(B, [=] SHOAL_DEVICE(std::size_t b) {
+    const block_header hb = hv.headers[b];
+    const bool is_free = hb.type == no_type;
+    const std::uint64_t w = b / 64, bit = std::uint64_t{1} << (b % 64);
+    // Lanes of one leaf word and one class (or free): their bits in one OR per map.
+    const arch::lane_mask same = arch::match_any(arch::active_lanes(), w * (T + 1) + (is_free ? T : hb.type));
+    const std::uint64_t bits = arch::reduce_or(same, bit);
+    const std::uint64_t active = arch::reduce_or(same, !is_free && hb.free_slots != 0 ? bit : 0);
+    if (arch::lane_id() != arch::lowest_bit(same)) return;
     std::uint64_t* words = hv.bitmap_words + layout.offset[0] + w;
-    for (std::uint64_t m = 1; m < maps; ++m) words[m * layout.total_words] = 0;
-    for (std::uint64_t k = 0; k < 64 && w * 64 + k < B; ++k) {
-      const block_header hb = hv.headers[w * 64 + k];
-      if (hb.type == no_type) {
-        free_bits |= std::uint64_t{1} << k, ++frees;
-        continue;
-      }
-      words[(1 + hb.type) * layout.total_words] |= std::uint64_t{1} << k;
-      if (hb.free_slots != 0) words[(1 + T + hb.type) * layout.total_words] |= std::uint64_t{1} << k;
+    if (is_free) {
+      arch::or_relaxed(words[0], bits);
+      arch::add_relaxed(*free_count, static_cast<std::uint64_t>(arch::popc(bits)));
+      return;
     }
-    words[0] = free_bits;
-    if (frees != 0) arch::add_relaxed(*free_count, frees);
+    arch::or_relaxed(words[(1 + hb.type) * layout.total_words], bits);
+    if (active != 0) arch::or_relaxed(words[(1 + T + hb.type) * layout.total_words], active);
   });
   for (int level = 1; level < layout.levels; ++level) {
     const std::uint64_t here = layout.offset[level], below = layout.offset[level - 1];
-    const std::uint64_t words = layout.words[level], below_words = layout.words[level - 1];
-    arch::for_each_index(maps * words, [=] SHOAL_DEVICE(std::size_t i) {
-      const std::uint64_t m = i / words, w = i % words;
-      const std::uint64_t* under = hv.bitmap_words + m * layout.total_words + below;
-      std::uint64_t bits = 0;
-      for (std::uint64_t k = 0; k < 64 && w * 64 + k < below_words; ++k)
-        if (under[w * 64 + k] != 0) bits |= std::uint64_t{1} << k;
-      hv.bitmap_words[m * layout.total_words + here + w] = bits;
+    const std::uint64_t below_words = layout.words[level - 1];
+    arch::for_each_index(maps * below_words, [=] SHOAL_DEVICE(std::size_t i) {
+      const std::uint64_t m = i / below_words, u = i % below_words;
+      const bool set = hv.bitmap_words[m * layout.total_words + below + u] != 0;
+      const arch::lane_mask same = arch::match_any(arch::active_lanes(), m * below_words + u / 64);
+      const std::uint64_t bits = arch::reduce_or(same, set ? std::uint64_t{1} << (u % 64) : 0);
+      if (arch::lane_id() == arch::lowest_bit(same) && bits != 0)
+        arch::or_relaxed(hv.bitmap_words[m * layout.total_words + here + u / 64], bits);
     });
   }
   arch::fill_bytes_enqueued(v.counters, 0, sizeof(heap_counters));
