@@ -13,6 +13,9 @@
 set(shoal_check_run_script "${CMAKE_CURRENT_LIST_DIR}/ShoalCheckRun.cmake")
 
 function(shoal_add_app_test name)
+  if(NOT SHOAL_BUILD_APP_PROGRAMS)  # no program to run (the sanitizer presets)
+    return()
+  endif()
   cmake_parse_arguments(PARSE_ARGV 1 arg "" "STATUS;STDOUT;STDERR;STDERR_LINES;SAME_FILE_TWICE" "COMMAND;LABELS")
   if(NOT arg_COMMAND)
     message(FATAL_ERROR "shoal_add_app_test(${name}): COMMAND is required")
@@ -45,7 +48,7 @@ endfunction()
 # earlier output by hand (the closing notes of the issues).
 function(shoal_add_app_golden app)
   cmake_parse_arguments(PARSE_ARGV 1 arg "" "GOLDEN;LABELS" "ARGS")
-  if(NOT SHOAL_BACKEND STREQUAL "cpu")
+  if(NOT SHOAL_BACKEND STREQUAL "cpu" OR NOT SHOAL_BUILD_APP_PROGRAMS)
     return()
   endif()
   list(JOIN arg_ARGS "|" args)

@@ -19,6 +19,9 @@ set(SHOAL_OTHER_BACKEND_BIN "" CACHE PATH
 set(shoal_check_resume_script "${CMAKE_CURRENT_LIST_DIR}/ShoalCheckResume.cmake")
 
 function(shoal_add_resume_test name)
+  if(NOT SHOAL_BUILD_APP_PROGRAMS)  # no program to run (the sanitizer presets)
+    return()
+  endif()
   cmake_parse_arguments(PARSE_ARGV 1 arg "SAME_BACKEND_ONLY" "STEPS;CSV_EVERY;RESUME_PROGRAM" "COMMAND;LABELS")
   if(NOT arg_COMMAND OR NOT arg_STEPS)
     message(FATAL_ERROR "shoal_add_resume_test(${name}): COMMAND and STEPS are required")

@@ -13,11 +13,20 @@
 #   3. cpu-tsan:     configure, build, ctest under ThreadSanitizer (keeps the lock-free code honest)
 #   4. cpu-asan:     configure, build, ctest under AddressSanitizer + UndefinedBehaviorSanitizer
 #                    (checked heap; the checkpoint and command-line fuzz tests run here too)
-#   5. cuda-release: configure and build when nvcc is found, so nvcc-only breakage fails here too,
-#                    and build examples/downstream against its install; ctest -L gpu and the
-#                    example's run only when a GPU is usable. Without a GPU the benchmarks are
-#                    not built (they would not run; a GPU machine builds them with the preset):
-#                    they are over 2 minutes of nvcc on 2 cores, and CI came close to its hour
+#   5. cuda-release: when nvcc is found and a GPU is usable: configure and build (benchmarks
+#                    too), ctest -L gpu, and build and run examples/downstream against its install.
+#      cuda-check:   when nvcc is found but no GPU (CI): every target but the benchmarks compiled
+#                    as the cuda backend, so nvcc-only breakage fails here too, and
+#                    examples/downstream built against its install, not run. It emits PTX
+#                    without SASS and leaves host code unoptimized (the cuda-check preset): ptxas
+#                    and g++ -O3 were half of each translation unit's time, and what runs nowhere
+#                    need not be optimized
+#
+# The cpu tests run -j$(nproc): each test is its own process and most use one core for a moment,
+# so a second one fills the gaps (under ASan 437 -> 261 s on two cores).
+# The sanitizer presets build no programs (SHOAL_BUILD_APP_PROGRAMS off): the test binaries run
+# the apps' programs in-process, and compiling ten programs again under each sanitizer was a third
+# of CI's time.
 #
 # Works on a fresh Debian 12 machine without a GPU (as root, or with sudo). Build trees go to
 # build/<preset> (see CMakePresets.json); a second run is incremental.
@@ -108,7 +117,7 @@ end_step
 begin_step cpu-release
 configure_and_build cpu-release
 shoal_section "cpu-release: test"
-shoal_timed ctest --preset cpu-release
+shoal_timed ctest --preset cpu-release -j"$JOBS"
 end_step
 
 # ---------------------------------------------------------------------------------------------
@@ -149,7 +158,7 @@ if ((rnd_bits > 28)) && setarch "$(uname -m)" -R true 2>/dev/null; then
   echo "vm.mmap_rnd_bits=$rnd_bits: running the tests with ASLR off (setarch -R)"
   tsan_prefix=(setarch "$(uname -m)" -R)
 fi
-shoal_timed "${tsan_prefix[@]}" ctest --preset cpu-tsan
+shoal_timed "${tsan_prefix[@]}" ctest --preset cpu-tsan -j"$JOBS"
 end_step
 
 # ---------------------------------------------------------------------------------------------
@@ -162,7 +171,7 @@ shoal_section "cpu-asan: test (AddressSanitizer + UndefinedBehaviorSanitizer)"
 # clean errors for impossible sizes (a checkpoint that claims 1 EiB of heap) test the real path.
 export ASAN_OPTIONS="halt_on_error=1 detect_leaks=1 allocator_may_return_null=1${ASAN_OPTIONS:+ $ASAN_OPTIONS}"
 export UBSAN_OPTIONS="halt_on_error=1 print_stacktrace=1${UBSAN_OPTIONS:+ $UBSAN_OPTIONS}"
-shoal_timed ctest --preset cpu-asan
+shoal_timed ctest --preset cpu-asan -j"$JOBS"
 end_step
 
 # ---------------------------------------------------------------------------------------------
@@ -177,10 +186,11 @@ if shoal_find_nvcc; then
     build_downstream cuda-release run
     NOTE="GPU tests ran"
   else
-    configure_and_build cuda-release -DSHOAL_BUILD_BENCH=OFF
-    shoal_section "cuda-release: install, build examples/downstream against it (no GPU: not run)"
-    build_downstream cuda-release no-run
-    echo "cuda-release: GPU tests built but not run (no usable GPU: nvidia-smi -L lists none)"
+    STEP=cuda-check
+    configure_and_build cuda-check
+    shoal_section "cuda-check: install, build examples/downstream against it (no GPU: not run)"
+    build_downstream cuda-check no-run
+    echo "cuda-check: GPU tests compiled but not run (no usable GPU: nvidia-smi -L lists none)"
     NOTE="cuda built, GPU tests not run (no GPU)"
   fi
 else
