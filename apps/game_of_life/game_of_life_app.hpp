@@ -22,16 +22,15 @@
 
 namespace game_of_life {
 
-/// CLI11 transform of --variant: a name, or the number a checkpoint saved; rewritten to the number.
-inline CLI::Validator variant_names() {
-  return CLI::Validator(
-      [](std::string& text) -> std::string {
-        if (text == "cells" || text == "0") text = "0";
-        else if (text == "no-cell" || text == "1") text = "1";
-        else return "must be cells (DynaSOAr's dynasoar variant) or no-cell (its no_cell), got '" + text + "'";
-        return {};
-      },
-      "cells|no-cell", "variant_names");
+/// Transform of --variant: a name, or the number a checkpoint saved; rewritten to the number.
+inline shoal::sim::rule variant_names() {
+  return {[](std::string& text) -> std::string {
+            if (text == "cells" || text == "0") text = "0";
+            else if (text == "no-cell" || text == "1") text = "1";
+            else return "must be cells (DynaSOAr's dynasoar variant) or no-cell (its no_cell), got '" + text + "'";
+            return {};
+          },
+          "cells|no-cell", "variant_names"};
 }
 
 class app {
@@ -64,12 +63,13 @@ class app {
         ->check(sim::whole_number(0, 1u << 24));
     // Not a saved flag: a file that only a fresh run reads.
     t.app()
-        .add_option_function<std::string>(
+        .add_option_function(
             "--pattern",
-            [&f](const std::string& path) {
+            [&f](const std::string& path) -> std::string {
               if (path.empty() || path.size() >= sizeof f.pattern)
-                throw CLI::ValidationError("--pattern", "needs a file name of 1 to " + std::to_string(sizeof f.pattern - 1) + " bytes");
+                return "needs a file name of 1 to " + std::to_string(sizeof f.pattern - 1) + " bytes";
               std::memcpy(f.pattern, path.c_str(), path.size() + 1);
+              return {};
             },
             "start from a PGM image (DynaSOAr's datasets: black pixels are live); the grid is its size")
         ->type_name("FILE");
@@ -78,8 +78,7 @@ class app {
   /// A fresh run's start is read and checked here (a damaged --pattern is one line, status 2); a
   /// resumed run continues the saved grid. The heap must hold a grid full of Alives (and Cells).
   static int check(const shoal::sim::app_cli& cli, model_flags& f) {
-    CLI::App& cmd = const_cast<shoal::sim::app_cli&>(cli).app();  // reading which flags were given
-    const auto given = [&](const char* flag) { return cmd.get_option(flag)->count() > 0; };
+    const auto given = [&](const char* flag) { return cli.given(flag); };
     if (f.pattern[0] != '\0') {
       if (cli.resume() != nullptr) return cli.fail("--pattern: a resumed run continues the checkpoint's grid; leave --pattern out");
       for (const char* flag : {"--width", "--height", "--density", "--gliders"})

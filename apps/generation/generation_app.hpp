@@ -25,28 +25,27 @@ inline std::uint64_t heap_bytes_needed(std::uint64_t cells) {
   return shoal::runtime<Board>::bytes_for<Alive>(cells) * 3 / 2;
 }
 
-/// CLI11 check and transform of a set of neighbour counts: digits 0..8 in any order, each once
+/// Check and transform of a set of neighbour counts: digits 0..8 in any order, each once
 /// (0 only when `zero` allows it), or `none`; rewritten to the flags' form (counts_digits), so
 /// that a value read back from a checkpoint passes the same check.
-inline CLI::Validator neighbour_counts(bool zero) {
+inline shoal::sim::rule neighbour_counts(bool zero) {
   const std::string digits = zero ? "0..8" : "1..8";
-  return CLI::Validator(
-      [zero, digits](std::string& text) -> std::string {
-        const std::string why = "needs neighbour counts " + digits + " as digits, each once (e.g. 3468), or none; got '" + text + "'";
-        if (text == "none" || text == std::to_string(no_counts)) {
-          text = std::to_string(no_counts);
-          return {};
-        }
-        std::uint32_t mask = 0;
-        for (char ch : text) {
-          if (ch < (zero ? '0' : '1') || ch > '8' || ((mask >> (ch - '0')) & 1u)) return why;
-          mask |= 1u << (ch - '0');
-        }
-        if (mask == 0) return why;
-        text = std::to_string(counts_digits(mask));
-        return {};
-      },
-      "DIGITS", "neighbour_counts");
+  return {[zero, digits](std::string& text) -> std::string {
+            const std::string why = "needs neighbour counts " + digits + " as digits, each once (e.g. 3468), or none; got '" + text + "'";
+            if (text == "none" || text == std::to_string(no_counts)) {
+              text = std::to_string(no_counts);
+              return {};
+            }
+            std::uint32_t mask = 0;
+            for (char ch : text) {
+              if (ch < (zero ? '0' : '1') || ch > '8' || ((mask >> (ch - '0')) & 1u)) return why;
+              mask |= 1u << (ch - '0');
+            }
+            if (mask == 0) return why;
+            text = std::to_string(counts_digits(mask));
+            return {};
+          },
+          "DIGITS", "neighbour_counts"};
 }
 
 class app {

@@ -18,6 +18,8 @@
 #include <utility>
 #include <vector>
 
+#include <CLI/CLI.hpp>  // the option table behind sim::command_line, read by type
+
 #include "collision/collision_app.hpp"
 #include "game_of_life/game_of_life_app.hpp"
 #include "barnes_hut/barnes_hut_app.hpp"
@@ -296,7 +298,7 @@ TEST(CliFuzz, EveryFlagOfEveryAppRefusesItsBadValuesNamingTheFlag) {
     testing::internal::CaptureStdout();
     ASSERT_EQ(app.parse_keeping(2, help, &table), 0);
     testing::internal::GetCapturedStdout();
-    for (const CLI::Option* opt : table->app().get_options()) {
+    for (const CLI::Option* opt : table->app().cli11().get_options()) {
       // --help, --window, --quiet, --timing: flags without a value (CLI11 gives them no type).
       if (opt->get_type_size_max() == 0 || opt->get_type_name().empty()) continue;
       const std::string flag = opt->get_name();

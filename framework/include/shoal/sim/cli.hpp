@@ -1,6 +1,6 @@
 #pragma once
 /// @file
-/// The command line every simulation app shares (CLI11), plus the app's own options:
+/// The command line every simulation app shares (CLI11, in the library), plus the app's own options:
 ///
 ///   shoal::sim::app_cli cli("wator", "Wa-Tor predator-prey simulation.", {.steps = 500, .heap_mb = 1024});
 ///   std::uint64_t width = 2048;
@@ -33,10 +33,10 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
-#include <filesystem>
+#include <deque>
 #include <functional>
-#include <fstream>
 #include <limits>
+#include <memory>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -46,12 +46,15 @@
 #include <utility>
 #include <vector>
 
-#include <CLI/CLI.hpp>
-
 #include "shoal/checkpoint/file.hpp"
 #include "shoal/sim/checkpoints.hpp"
 #include "shoal/sim/csv.hpp"
 #include "shoal/sim/paths.hpp"
+
+namespace CLI {  // CLI11 (in cli.cpp; the wrappers below hand out its objects to who includes it)
+class App;
+class Option;
+}  // namespace CLI
 
 namespace shoal::sim {
 
@@ -103,67 +106,32 @@ inline constexpr std::uint64_t max_steps = 1'000'000'000;
 /// Largest --heap-mb: 1 TiB, beyond any device memory.
 inline constexpr std::uint64_t max_heap_mb = std::uint64_t{1} << 20;
 
-/// CLI11 check: a whole number in [lo, hi], written in decimal digits only (no sign, no
-/// exponent), so that "-5", "1e6", "12abc" and "0x10" are refused with the same clear message.
-inline CLI::Validator whole_number(std::uint64_t lo, std::uint64_t hi) {
-  const std::string range = std::to_string(lo) + ".." + std::to_string(hi);
-  return CLI::Validator(
-      [lo, hi, range](std::string& text) -> std::string {
-        std::uint64_t v = 0;
-        const char* end = text.data() + text.size();
-        const auto [ptr, ec] = std::from_chars(text.data(), end, v);
-        const bool digits = !text.empty() && text.find_first_not_of("0123456789") == std::string::npos;
-        if (!digits || ec != std::errc{} || ptr != end || v < lo || v > hi)
-          return "needs a whole number in " + range + ", got '" + text + "'";
-        return {};
-      },
-      range, "whole_number");
-}
+/// A check of an option's value as written on the command line: `check` returns "" when the
+/// text is good, else why not (the error line names the flag and adds this); it may rewrite the
+/// text (a transform: "none" -> "0"). `description` is what --help shows after the type.
+struct rule {
+  std::function<std::string(std::string&)> check;
+  std::string description;  ///< e.g. "1..65536", "cells|no-cell"
+  std::string name;         ///< for messages about the rule itself
+};
 
-/// CLI11 check: a finite decimal number in [lo, hi] ("0.02", "1e-3") that the option's type
-/// T stores as given: a value too small or too large for T (1e-50 in a float becomes 0, 1e-400
-/// is 0 even as a double) is refused, not rounded to 0 or infinity.
+/// Check: a whole number in [lo, hi], written in decimal digits only (no sign, no exponent), so
+/// that "-5", "1e6", "12abc" and "0x10" are refused with the same clear message.
+rule whole_number(std::uint64_t lo, std::uint64_t hi);
+
+/// Check: a finite decimal number in [lo, hi] ("0.02", "1e-3") that the option's type T (float
+/// or double) stores as given: a value too small or too large for T (1e-50 in a float becomes 0,
+/// 1e-400 is 0 even as a double) is refused, not rounded to 0 or infinity.
 template <class T = double>
-CLI::Validator decimal(double lo, double hi) {
-  static_assert(std::is_floating_point_v<T>);
-  const std::string range = CLI::detail::to_string(lo) + ".." + CLI::detail::to_string(hi);
-  return CLI::Validator(
-      [lo, hi, range](std::string& text) -> std::string {
-        double v = 0;
-        const char* end = text.data() + text.size();
-        const auto [ptr, ec] = std::from_chars(text.data(), end, v);
-        if (ec == std::errc::result_out_of_range && ptr == end) {
-          const bool tiny = text.find("e-") != std::string::npos || text.find("E-") != std::string::npos;
-          return "'" + text + "' is out of range: " + (tiny ? "too close to 0" : "too large") +
-                 " to be stored; needs a number in " + range;
-        }
-        if (text.empty() || ec != std::errc{} || ptr != end || !(v >= lo && v <= hi))
-          return "needs a number in " + range + ", got '" + text + "'";
-        const T stored = static_cast<T>(v);
-        if (v != 0 && (stored == 0 || !std::isnormal(stored) || std::isinf(stored)))
-          return "'" + text + "' is out of range: too close to 0 to be stored (needs 0 or at least " +
-                 CLI::detail::to_string(static_cast<double>(std::numeric_limits<T>::min())) + ")";
-        return {};
-      },
-      range, "decimal");
-}
+rule decimal(double lo, double hi);
+extern template rule decimal<float>(double, double);
+extern template rule decimal<double>(double, double);
 
 /// Smallest and largest --frame-size side.
 inline constexpr std::uint32_t min_frame_side = 16, max_frame_side = 16384;  ///< largest --frame-size side
 
-/// CLI11 check: "WxH" with both sides in min_frame_side..max_frame_side.
-inline CLI::Validator frame_size() {
-  return CLI::Validator(
-      [](std::string& text) -> std::string {
-        const auto x = text.find('x');
-        const CLI::Validator side = whole_number(min_frame_side, max_frame_side);
-        std::string w = x == std::string::npos ? "" : text.substr(0, x), h = x == std::string::npos ? "" : text.substr(x + 1);
-        if (x == std::string::npos || !side(w).empty() || !side(h).empty()) return "needs WIDTHxHEIGHT with each side in " + std::to_string(min_frame_side) + ".." +
-                        std::to_string(max_frame_side) + ", got '" + text + "'";
-        return {};
-      },
-      std::to_string(min_frame_side) + ".." + std::to_string(max_frame_side), "frame_size");
-}
+/// Check: "WxH" with both sides in min_frame_side..max_frame_side.
+rule frame_size();
 
 /// "" when a heap of `heap_mb` MiB holds the `need` bytes of the model, else the error line
 /// "<who needs> --heap-mb N or more (got M)", `who_needs` being e.g. "a 64 x 48 grid needs".
@@ -181,97 +149,95 @@ class usage_error : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+/// One option of a command_line, to refine after adding it: `->check(sim::whole_number(1, 9))`.
+class option {
+ public:
+  /// Adds a check of the value (they run in the order given).
+  option* check(rule r);
+  /// Adds a check that may rewrite the value ("none" -> "0") before it is stored.
+  option* transform(rule r);
+  /// The word --help shows for the value ("FILE", "DIR").
+  option* type_name(const std::string& name);
+  /// The default --help shows, when the stored value's own text would mislead.
+  option* default_str(const std::string& text);
+  /// How often the option was given on the command line.
+  std::size_t count() const;
+  /// "" when `text` passes every check of the option (transforms included), else the first
+  /// check's message.
+  std::string why_not(const std::string& text) const;
+
+  explicit option(CLI::Option* o) : o_(o) {}
+  CLI::Option& cli11() const { return *o_; }  ///< the CLI11 option behind it (include <CLI/CLI.hpp>)
+
+ private:
+  CLI::Option* o_;
+};
+
+/// An app's command line: the options it offers, bound to variables that parsing sets. CLI11
+/// does the parsing (in the library: its headers cost every including file ~12 s of g++ -O3).
+class command_line {
+ public:
+  command_line(const std::string& description, const std::string& name);
+  ~command_line();
+  command_line(const command_line&) = delete;
+  command_line& operator=(const command_line&) = delete;
+
+  /// Adds `--name VALUE` stored in `value` (an integer of 32 or 64 bits, float, double, or
+  /// std::string); --help shows its current value as the default.
+  template <class T>
+  option* add_option(const std::string& name, T& value, const std::string& help) {
+    static_assert(std::is_same_v<T, std::uint64_t> || std::is_same_v<T, std::uint32_t> ||
+                      std::is_same_v<T, std::int64_t> || std::is_same_v<T, std::int32_t> ||
+                      std::is_same_v<T, double> || std::is_same_v<T, float> || std::is_same_v<T, std::string>,
+                  "an option's value is a (u)int32_t, (u)int64_t, float, double or std::string");
+    return add_value(name, value, help);
+  }
+  /// Adds `--name VALUE` handed to `take`, which returns "" or why the value is refused.
+  option* add_option_function(const std::string& name, std::function<std::string(const std::string&)> take,
+                              const std::string& help);
+  /// Adds `--name` without a value, setting `value` to true when given.
+  option* add_flag(const std::string& name, bool& value, const std::string& help);
+  /// The option called `name` (e.g. "--width"), or nullptr when there is none.
+  option* find(const std::string& name) const;
+  /// The CLI11 app behind it, for what the wrapper leaves out (include <CLI/CLI.hpp>).
+  CLI::App& cli11() const { return *app_; }
+
+ private:
+  option* add_value(const std::string& name, std::uint64_t& value, const std::string& help);
+  option* add_value(const std::string& name, std::uint32_t& value, const std::string& help);
+  option* add_value(const std::string& name, std::int64_t& value, const std::string& help);
+  option* add_value(const std::string& name, std::int32_t& value, const std::string& help);
+  option* add_value(const std::string& name, double& value, const std::string& help);
+  option* add_value(const std::string& name, float& value, const std::string& help);
+  option* add_value(const std::string& name, std::string& value, const std::string& help);
+  option* keep(CLI::Option* o);
+
+  std::unique_ptr<CLI::App> app_;
+  std::deque<option> options_;  // a deque: the option* handed out stay valid
+};
+
 /// The shared command line of one app. Add the app's own options to app() before parse().
 class app_cli {
  public:
   /// `name` heads every message; `description` opens --help; `defaults` are the app's values
   /// of the shared options, and its features say which of the optional flags it offers.
-  app_cli(std::string name, std::string description, run_options defaults = {})
-      : name_(std::move(name)), app_(std::move(description), name_), options_(std::move(defaults)) {
-    app_.option_defaults()->always_capture_default();
-    app_.get_formatter()->column_width(44);  // "--seed UINT:0..18446744073709551615=1" fits
-    auto& o = options_;
-    app_.add_option("--steps", o.steps, "number of steps")->check(whole_number(1, max_steps));
-    app_.add_option("--seed", o.seed, "random seed: same seed and flags, same run")
-        ->check(whole_number(0, std::numeric_limits<std::uint64_t>::max()));
-    app_.add_option("--heap-mb", o.heap_mb, "object heap size in MiB (device memory)")
-        ->check(whole_number(1, max_heap_mb));
-    csv_ = app_.add_option("--csv", o.csv, "write a CSV time series (step, populations) to FILE (replaced at the end of the run); - writes it to standard output (the run's own lines then go to standard error)")
-               ->type_name("FILE");
-    csv_every_ = app_.add_option("--csv-every", o.csv_every, "CSV row every N steps (and steps 0 and last)")
-        ->check(whole_number(1, max_steps));
-    const app_features f = o.features;
-    if (f.frames) {
-      frames_ = app_.add_option("--frames", o.frames, "write PNG frames DIR/frame_NNNNNN.png (DIR is created)")
-                    ->type_name("DIR");
-      frame_every_ = app_.add_option("--frame-every", o.frame_every, "a frame (and a chart sample) every N steps")
-                         ->check(whole_number(1, max_steps));
-    }
-    if (f.frames || f.window) {
-      frame_size_ = app_.add_option("--frame-size", frame_size_text_, "frame size in pixels (default: the app's)")
-                        ->type_name("WxH")
-                        ->check(frame_size());
-      overlay_ = app_.add_option("--overlay", o.overlay, "text on frames: full, stable (no steps/s: same bytes every run), none")
-                     ->check(CLI::IsMember({"full", "stable", "none"}));
-    }
-    if (f.window) {
-      window_ = app_.add_flag("--window", o.window, "show the run in a window (SDL2; keys: space n s q)");
-      screenshot_at_ = app_.add_option("--screenshot-at", o.screenshot_at,
-                                       "with --window: save the window's picture after step N (tests)")
-                           ->check(whole_number(0, max_steps));
-    }
-    if (f.checkpoints) {
-      checkpoint_ = app_.add_option("--checkpoint", o.checkpoint, "write a checkpoint to FILE after the last step")
-                        ->type_name("FILE");
-      checkpoint_every_ = app_.add_option("--checkpoint-every", o.checkpoint_every,
-                                          "also write the checkpoint every N steps (needs --checkpoint)")
-                              ->check(whole_number(1, max_steps));
-      resume_option_ = app_.add_option("--resume", o.resume, "continue the run saved in FILE, up to --steps in all")
-                           ->type_name("FILE");
-    }
-    if (f.defrag)
-      app_.add_option("--defrag-every", o.defrag_every,
-                      "defragment the heap after every N steps: objects of sparse blocks move together (0: never)")
-          ->check(whole_number(0, max_steps));
-    app_.add_flag("--quiet", o.quiet, "no header and no progress bar: only the summary line");
-    app_.add_flag("--timing", o.timing, "print the time spent in each phase at the end");
-  }
+  app_cli(std::string name, std::string description, run_options defaults = {});
 
   app_cli(const app_cli&) = delete;
   app_cli& operator=(const app_cli&) = delete;
 
-  /// The CLI11 app, to add the app's own options (they show their defaults in --help).
-  CLI::App& app() { return app_; }
+  /// The command line, to add the app's own options (they show their defaults in --help).
+  command_line& app() { return app_; }
   /// The app's name, as given to the constructor.
   const std::string& name() const { return name_; }
   /// The shared options: the defaults, then as parse() set them.
   const run_options& options() const { return options_; }
+  /// True when the option `flag` exists and was given on the command line.
+  bool given(const std::string& flag) const;
 
   /// Parses the command line. Returns -1 when the app should run, otherwise the exit status the
   /// app should return at once: 0 after printing --help, 2 after a one-line error on stderr.
-  int parse(int argc, const char* const* argv) {
-    try {
-      app_.parse(argc, argv);
-    } catch (const CLI::CallForHelp&) {
-      std::fputs(app_.help().c_str(), stdout);
-      return 0;
-    } catch (const CLI::CallForAllHelp&) {
-      std::fputs(app_.help("", CLI::AppFormatMode::All).c_str(), stdout);
-      return 0;
-    } catch (const CLI::ExtrasError& e) {
-      for (const std::string& arg : app_.remaining())
-        if (const char* why = not_offered(arg.substr(0, arg.find('='))))
-          return fail(arg.substr(0, arg.find('=')) + ": " + name_ + " " + why);
-      return fail(e.what());
-    } catch (const CLI::ParseError& e) {
-      return fail(e.what());
-    }
-    // The --resume file first: a run that cannot continue is the first thing to say.
-    if (const int rc = open_resume(); rc >= 0) return rc;
-    if (const int rc = check_outputs(); rc >= 0) return rc;
-    if (const int rc = check_viewer(); rc >= 0) return rc;
-    return -1;
-  }
+  int parse(int argc, const char* const* argv);
   /// As above, for main()'s own argv.
   int parse(int argc, char** argv) { return parse(argc, const_cast<const char* const*>(argv)); }
 
@@ -287,13 +253,7 @@ class app_cli {
   /// Returns -1 to go on, else the exit status.
   template <class T>
   int adopt(const std::string& flag, T& value, const T& saved) const {
-    CLI::Option* opt = app_.get_option_no_throw(flag);
-    if (opt != nullptr && opt->count() > 0 && !(value == saved))
-      return fail(flag + " differs from the value saved in the --resume checkpoint ('" + options_.resume +
-                  "'); leave it out to continue that run");
-    if (opt != nullptr)
-      if (const std::string why = check_saved(*opt, text_of(saved)); !why.empty())
-        return fail("--resume: checkpoint '" + options_.resume + "' is invalid: its " + flag + " " + why);
+    if (const int rc = adopt_text(flag, !(value == saved), text_of(saved)); rc >= 0) return rc;
     value = saved;
     return -1;
   }
@@ -323,14 +283,7 @@ class app_cli {
 
   /// Reports a bad command line found after parse() (e.g. sizes too large for --heap-mb): one
   /// line "<app>: error: <message>; see --help" on stderr. Returns 2, the exit status.
-  int fail(std::string_view message) const {
-    std::string line(message);
-    for (char& c : line)
-      if (c == '\n') c = ' ';
-    last_error_ = line;
-    if (!hold_errors_) std::fprintf(stderr, "%s: error: %s (see %s --help)\n", name_.c_str(), line.c_str(), name_.c_str());
-    return 2;
-  }
+  int fail(std::string_view message) const;
   /// For a program that reports errors its own way (the Python module raises them): fail()
   /// keeps its message for last_error() instead of printing it.
   void hold_errors() { hold_errors_ = true; }
@@ -339,34 +292,21 @@ class app_cli {
 
  private:
   std::string name_;
-  mutable CLI::App app_;  // mutable: adopt() runs an option's validators, which CLI11 hands out non-const
+  command_line app_;
   run_options options_;
-  /// Why a shared flag is not offered (the app's features lack it), or nullptr.
-  const char* not_offered(const std::string& flag) const {
-    const app_features f = options_.features;
-    if (!f.checkpoints && (flag == "--checkpoint" || flag == "--checkpoint-every" || flag == "--resume"))
-      return "writes no checkpoints";
-    if (!f.frames && (flag == "--frames" || flag == "--frame-every")) return "writes no frames";
-    if (!f.window && (flag == "--window" || flag == "--screenshot-at")) return "has no window";
-    if (!f.frames && !f.window && (flag == "--frame-size" || flag == "--overlay")) return "draws no frames";
-    return nullptr;
-  }
 
-  /// True when the option exists (the app offers it) and was given.
-  static bool given(const CLI::Option* o) { return o != nullptr && o->count() > 0; }
-
-  CLI::Option* frames_ = nullptr;
-  CLI::Option* frame_every_ = nullptr;
-  CLI::Option* window_ = nullptr;
-  CLI::Option* frame_size_ = nullptr;
-  CLI::Option* screenshot_at_ = nullptr;
+  option* frames_ = nullptr;
+  option* frame_every_ = nullptr;
+  option* window_ = nullptr;
+  option* frame_size_ = nullptr;
+  option* screenshot_at_ = nullptr;
   std::string frame_size_text_;
-  CLI::Option* checkpoint_ = nullptr;
-  CLI::Option* checkpoint_every_ = nullptr;
-  CLI::Option* csv_ = nullptr;
-  CLI::Option* csv_every_ = nullptr;
-  CLI::Option* overlay_ = nullptr;
-  CLI::Option* resume_option_ = nullptr;
+  option* checkpoint_ = nullptr;
+  option* checkpoint_every_ = nullptr;
+  option* csv_ = nullptr;
+  option* csv_every_ = nullptr;
+  option* overlay_ = nullptr;
+  option* resume_option_ = nullptr;
   std::optional<shoal::checkpoint::reader> resume_;
   std::uint64_t resume_step_ = 0;
   bool hold_errors_ = false;
@@ -380,106 +320,12 @@ class app_cli {
     const auto r = std::to_chars(text, text + sizeof text, v);
     return std::string(text, r.ptr);
   }
-
-  /// "" when `text` passes every check of `opt`, else the first check's message.
-  static std::string check_saved(CLI::Option& opt, const std::string& text) {
-    for (int i = 0;; ++i) {
-      CLI::Validator* v = nullptr;
-      try {
-        v = opt.get_validator(i);
-      } catch (const CLI::OptionNotFound&) {
-        return "";
-      }
-      std::string t = text;
-      if (std::string why = (*v)(t); !why.empty()) return why;
-    }
-  }
-
-  /// The output files and --resume, before anything is written: no flag that would do nothing,
-  /// every path usable (paths.hpp), no two of them the same file.
-  int check_outputs() {
-    const auto& o = options_;
-    struct named {
-      const char* flag;
-      CLI::Option* option;
-      const std::string& path;
-    };
-    const named files[] = {{"--csv", csv_, o.csv}, {"--checkpoint", checkpoint_, o.checkpoint},
-                           {"--resume", resume_option_, o.resume}};
-    for (const auto& f : files)
-      if (given(f.option) && f.path.empty()) return fail(std::string(f.flag) + " needs a file name, got ''");
-    if (given(csv_every_) && o.csv.empty()) return fail("--csv-every needs --csv FILE");
-    if (given(checkpoint_every_) && o.checkpoint.empty()) return fail("--checkpoint-every needs --checkpoint FILE");
-    // "-" is standard output, for the CSV rows only (csv_writer::standard_output).
-    const auto is_stdout = [](const std::string& path) { return path == csv_writer::standard_output; };
-    if (is_stdout(o.checkpoint)) return fail("--checkpoint needs a file name: '-' (standard output) is for --csv only");
-    if (is_stdout(o.resume)) return fail("--resume needs a file name: '-' (standard input) is not read");
-    for (const auto& f : files) {
-      if (f.path.empty() || f.option == resume_option_ || is_stdout(f.path)) continue;  // --resume: open_resume()
-      if (const std::string why = check_output_file(f.path); !why.empty()) return fail(std::string(f.flag) + ": " + why);
-      if (const char* stream = standard_stream_of(f.path); *stream != '\0')
-        return fail(std::string(f.flag) + ": '" + f.path + "' is the file that " + stream +
-                    " writes to; the run would replace it" + (f.option == csv_ ? " (--csv - writes the rows to standard output)" : ""));
-    }
-    for (std::size_t i = 0; i < std::size(files); ++i)
-      for (std::size_t j = i + 1; j < std::size(files); ++j)
-        if (!files[i].path.empty() && !files[j].path.empty() && !is_stdout(files[i].path) &&
-            !is_stdout(files[j].path) && same_file(files[i].path, files[j].path))
-          return fail(std::string(files[i].flag) + " '" + files[i].path + "' and " + files[j].flag + " '" +
-                      files[j].path + "' name the same file");
-    return -1;
-  }
-
-  /// The viewer's options that depend on each other, and the frames directory.
-  int check_viewer() {
-    auto& o = options_;
-    if (given(frames_) && o.frames.empty()) return fail("--frames needs a directory name");
-    if (given(frame_every_) && o.frames.empty()) return fail("--frame-every needs --frames DIR");
-    if (given(frame_size_) && o.frames.empty() && !o.window)
-      return fail("--frame-size needs --frames DIR or --window");
-    if (given(screenshot_at_) && !o.window) return fail("--screenshot-at needs --window");
-    if (given(overlay_) && o.frames.empty() && !o.window) return fail("--overlay needs --frames DIR or --window");
-    if (!frame_size_text_.empty()) {
-      const auto x = frame_size_text_.find('x');
-      std::from_chars(frame_size_text_.data(), frame_size_text_.data() + x, o.frame_width);
-      std::from_chars(frame_size_text_.data() + x + 1, frame_size_text_.data() + frame_size_text_.size(),
-                      o.frame_height);
-    }
-    if (!o.frames.empty()) {
-      // A run replaces the directory's frames: no other output may live there.
-      const std::pair<const char*, const std::string*> outputs[] = {{"--csv", &o.csv}, {"--checkpoint", &o.checkpoint}};
-      for (const auto& [flag, path] : outputs)
-        if (!path->empty() && *path != csv_writer::standard_output && inside_directory(*path, o.frames))
-          return fail(std::string(flag) + " '" + *path + "' is in the --frames directory '" + o.frames +
-                      "', whose frames a run replaces; write it elsewhere");
-      if (const std::string why = prepare_directory(o.frames); !why.empty()) return fail("--frames: " + why);
-    }
-    return -1;
-  }
-
-  /// Opens --resume before any device work: a file that is missing, damaged, another app's,
-  /// from another seed, or already past --steps is a bad command line.
-  int open_resume() {
-    if (given(resume_option_) && options_.resume.empty()) return fail("--resume needs a file name, got ''");
-    if (options_.resume.empty()) return -1;
-    if (const std::string why = check_input_file(options_.resume); !why.empty()) return fail("--resume: " + why);
-    try {
-      resume_.emplace(options_.resume);
-      const auto app = resume_->blob(run_keys::app);
-      if (std::string_view(reinterpret_cast<const char*>(app.data()), app.size()) != name_)
-        return fail("--resume: checkpoint '" + options_.resume + "' was not written by " + name_);
-      resume_step_ = resume_->value<std::uint64_t>(run_keys::step);
-      if (const int rc = adopt("--seed", options_.seed, resume_->value<std::uint64_t>(run_keys::seed)); rc >= 0)
-        return rc;
-    } catch (const shoal::checkpoint_error& e) {
-      resume_.reset();
-      return fail(std::string("--resume: ") + e.what());
-    }
-    if (options_.steps <= resume_step_)
-      return fail("--steps " + std::to_string(options_.steps) + " is not after step " + std::to_string(resume_step_) +
-                  " of the --resume checkpoint (--steps counts all steps, those before the checkpoint too)");
-    return -1;
-  }
+  /// adopt() without its type: `differs` when the flag's value is not the saved one.
+  int adopt_text(const std::string& flag, bool differs, const std::string& saved_text) const;
+  const char* not_offered(const std::string& flag) const;
+  int check_outputs();
+  int check_viewer();
+  int open_resume();
 };
 
 /// A model's own flags, each declared once: add() puts it on the command line (a CLI11 option
@@ -492,12 +338,12 @@ class flag_table {
 
  public:
   /// The table of `flags`, whose options go on `app`.
-  flag_table(CLI::App& app, Flags& flags) : app_(app), flags_(flags) {}
+  flag_table(command_line& app, Flags& flags) : app_(app), flags_(flags) {}
 
   /// Adds option `name` bound to `member`, which must be a member of the flags (at any depth);
   /// returns the option, for ->check(...).
   template <class T>
-  CLI::Option* add(const std::string& name, T& member, const std::string& help) {
+  option* add(const std::string& name, T& member, const std::string& help) {
     const std::ptrdiff_t at = reinterpret_cast<const char*>(&member) - reinterpret_cast<const char*>(&flags_);
     if (at < 0 || static_cast<std::size_t>(at) + sizeof(T) > sizeof(Flags))
       throw std::logic_error("flag_table::add: " + name + " is bound to something outside the model's flags");
@@ -508,8 +354,8 @@ class flag_table {
   }
 
   /// The command line, for an option that is not one of the saved flags (a start file that only
-  /// a fresh run reads): CLI11's own add_option, with no adoption from a --resume checkpoint.
-  CLI::App& app() { return app_; }
+  /// a fresh run reads): its add_option, with no adoption from a --resume checkpoint.
+  command_line& app() { return app_; }
 
   /// Takes every flag from `saved` with app_cli::adopt (a flag given with another value is an
   /// error line); -1, or the status of the first that fails.
@@ -527,7 +373,7 @@ class flag_table {
     return *reinterpret_cast<member*>(reinterpret_cast<byte*>(&flags) + at);
   }
 
-  CLI::App& app_;
+  command_line& app_;
   Flags& flags_;
   std::vector<std::function<int(const app_cli&, Flags&, const Flags&)>> adopters_;
 };

@@ -145,7 +145,7 @@ class model {
     for (auto [key, value] : keywords) {
       const std::string keyword = nb::cast<std::string>(key);
       const std::string flag = detail::flag_of(keyword);
-      if (detail::program_only(flag) || probe.app().get_option_no_throw(flag) == nullptr)
+      if (detail::program_only(flag) || probe.app().find(flag) == nullptr)
         throw nb::type_error((std::string(python_name) + "() got an unexpected keyword argument '" + keyword + "'").c_str());
       if (nb::isinstance<nb::bool_>(value)) {
         if (nb::cast<bool>(value)) words.push_back(flag);
