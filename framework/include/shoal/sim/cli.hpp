@@ -110,7 +110,7 @@ inline constexpr std::uint64_t max_heap_mb = std::uint64_t{1} << 20;
 /// text is good, else why not (the error line names the flag and adds this); it may rewrite the
 /// text (a transform: "none" -> "0"). `description` is what --help shows after the type.
 struct rule {
-  std::function<std::string(std::string&)> check;
+  std::function<std::string(std::string&)> check;  ///< "" when the text is good, else why not; may rewrite it
   std::string description;  ///< e.g. "1..65536", "cells|no-cell"
   std::string name;         ///< for messages about the rule itself
 };
@@ -124,7 +124,9 @@ rule whole_number(std::uint64_t lo, std::uint64_t hi);
 /// 1e-400 is 0 even as a double) is refused, not rounded to 0 or infinity.
 template <class T = double>
 rule decimal(double lo, double hi);
+/// decimal() of a float option, compiled in the library.
 extern template rule decimal<float>(double, double);
+/// decimal() of a double option, compiled in the library.
 extern template rule decimal<double>(double, double);
 
 /// Smallest and largest --frame-size side.
@@ -166,6 +168,7 @@ class option {
   /// check's message.
   std::string why_not(const std::string& text) const;
 
+  /// The wrapper of a CLI11 option (command_line makes them).
   explicit option(CLI::Option* o) : o_(o) {}
   CLI::Option& cli11() const { return *o_; }  ///< the CLI11 option behind it (include <CLI/CLI.hpp>)
 
@@ -177,6 +180,7 @@ class option {
 /// does the parsing (in the library: its headers cost every including file ~12 s of g++ -O3).
 class command_line {
  public:
+  /// An empty command line: `description` opens --help, `name` is the program's.
   command_line(const std::string& description, const std::string& name);
   ~command_line();
   command_line(const command_line&) = delete;
