@@ -110,27 +110,17 @@ command_line::~command_line() = default;
 
 option* command_line::keep(CLI::Option* o) { return &options_.emplace_back(o); }
 
-option* command_line::add_value(const std::string& name, std::uint64_t& value, const std::string& help) {
+template <class T>
+option* command_line::add_value(const std::string& name, T& value, const std::string& help) {
   return keep(app_->add_option(name, value, help));
 }
-option* command_line::add_value(const std::string& name, std::uint32_t& value, const std::string& help) {
-  return keep(app_->add_option(name, value, help));
-}
-option* command_line::add_value(const std::string& name, std::int64_t& value, const std::string& help) {
-  return keep(app_->add_option(name, value, help));
-}
-option* command_line::add_value(const std::string& name, std::int32_t& value, const std::string& help) {
-  return keep(app_->add_option(name, value, help));
-}
-option* command_line::add_value(const std::string& name, double& value, const std::string& help) {
-  return keep(app_->add_option(name, value, help));
-}
-option* command_line::add_value(const std::string& name, float& value, const std::string& help) {
-  return keep(app_->add_option(name, value, help));
-}
-option* command_line::add_value(const std::string& name, std::string& value, const std::string& help) {
-  return keep(app_->add_option(name, value, help));
-}
+template option* command_line::add_value(const std::string&, std::uint64_t&, const std::string&);
+template option* command_line::add_value(const std::string&, std::uint32_t&, const std::string&);
+template option* command_line::add_value(const std::string&, std::int64_t&, const std::string&);
+template option* command_line::add_value(const std::string&, std::int32_t&, const std::string&);
+template option* command_line::add_value(const std::string&, double&, const std::string&);
+template option* command_line::add_value(const std::string&, float&, const std::string&);
+template option* command_line::add_value(const std::string&, std::string&, const std::string&);
 
 option* command_line::add_option_function(const std::string& name, std::function<std::string(const std::string&)> take,
                                           const std::string& help) {
@@ -208,10 +198,7 @@ app_cli::app_cli(std::string name, std::string description, run_options defaults
   app_.add_flag("--timing", o.timing, "print the time spent in each phase at the end");
 }
 
-bool app_cli::given(const std::string& flag) const {
-  const option* o = app_.find(flag);
-  return o != nullptr && o->count() > 0;
-}
+bool app_cli::given(const std::string& flag) const { return was_given(app_.find(flag)); }
 
 int app_cli::adopt_text(const std::string& flag, bool differs, const std::string& saved_text) const {
   const option* opt = app_.find(flag);

@@ -207,13 +207,9 @@ class command_line {
   CLI::App& cli11() const { return *app_; }
 
  private:
-  option* add_value(const std::string& name, std::uint64_t& value, const std::string& help);
-  option* add_value(const std::string& name, std::uint32_t& value, const std::string& help);
-  option* add_value(const std::string& name, std::int64_t& value, const std::string& help);
-  option* add_value(const std::string& name, std::int32_t& value, const std::string& help);
-  option* add_value(const std::string& name, double& value, const std::string& help);
-  option* add_value(const std::string& name, float& value, const std::string& help);
-  option* add_value(const std::string& name, std::string& value, const std::string& help);
+  // Defined and instantiated for the types above in cli.cpp, where CLI11 is.
+  template <class T>
+  option* add_value(const std::string& name, T& value, const std::string& help);
   option* keep(CLI::Option* o);
 
   std::unique_ptr<CLI::App> app_;
