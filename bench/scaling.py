@@ -1,14 +1,16 @@
 #!/usr/bin/env python3
 """Strong and weak scaling of the MPI programs (wator_mpi, traffic_mpi, nbody_mpi), one rank per GPU.
 
-    python3 bench/scaling.py [BIN_DIR] [--ranks 1 2 4] [--apps wator traffic nbody] [--out FILE.json]
+    python3 bench/scaling.py [BIN_DIR] [--ranks 1 2 4] [--apps wator traffic nbody] [--transports host nccl]
+                             [--out FILE.json]
 
 For each app and rank count it runs `MPIEXEC -n RANKS BIN_DIR/<app>_mpi --quiet --timing` at
   - strong scaling, the defaults and 4x the defaults (Wa-Tor's grid twice as wide and high,
     traffic's intersections and n-body's bodies times 4): the same run on more ranks;
   - weak scaling, the defaults per rank (Wa-Tor's grid RANKS times as high, RANKS times the
     intersections or bodies);
-and prints a table: seconds, speed-up over one rank (strong) or efficiency (weak), each phase's
+each run of several ranks once per transport (SHOAL_DIST_TRANSPORT: host staging, NCCL), and
+prints a table: seconds, speed-up over one rank (strong) or efficiency (weak), each phase's
 share of the step from --timing (the exchanges included: halo, claims, migrate, occupancy,
 gathered forces), and whether the checksum equals one rank's. Wa-Tor's and traffic's must be equal
 at every rank count (the programs are bit-identical to one process); n-body's agree to within
@@ -58,9 +60,10 @@ def scaled(app, size, k, weak):
     return size * k
 
 
-def run(mpiexec, ranks, exe, args):
+def run(mpiexec, ranks, exe, args, transport):
+    env = dict(os.environ, SHOAL_DIST_TRANSPORT=transport)
     cmd = shlex.split(mpiexec) + ["-n", str(ranks)] + shlex.split(os.environ.get("MPI_FLAGS", "")) + [exe] + args
-    p = subprocess.run(cmd, capture_output=True, text=True)
+    p = subprocess.run(cmd, capture_output=True, text=True, env=env)
     if p.returncode != 0:
         raise RuntimeError(f"{' '.join(cmd)}: exit status {p.returncode}\n{p.stdout[-2000:]}\n{p.stderr[-2000:]}")
     summary = next((l for l in p.stdout.splitlines() if "checksum=" in l), "")
@@ -79,6 +82,8 @@ def main():
     ap.add_argument("bin_dir", nargs="?", default=default_bin)
     ap.add_argument("--ranks", type=int, nargs="+", default=[1, 2, 4])
     ap.add_argument("--apps", nargs="+", default=["wator", "traffic", "nbody"], choices=sorted(DEFAULTS))
+    ap.add_argument("--transports", nargs="+", default=["host"], choices=["host", "nccl"],
+                    help="transports for runs of several ranks (one rank copies on its own GPU)")
     ap.add_argument("--out", help="also write every run as JSON here")
     a = ap.parse_args()
     if 1 not in a.ranks:
@@ -88,18 +93,18 @@ def main():
     small = os.environ.get("SCALING_SMALL") == "1"
 
     results, failed = [], False
-    print(f"{'app':8} {'mode':7} {'size':>12} {'ranks':>5} {'seconds':>9} {'vs 1 rank':>9}  same checksum  phases (% of the run)")
+    print(f"{'app':8} {'mode':7} {'size':>12} {'ranks':>5} {'transport':9} {'seconds':>9} {'vs 1 rank':>9}  same checksum  phases (% of the run)")
     for app in a.apps:
         base = SMALL[app] if small else DEFAULTS[app]["size"]
         steps = max(1, DEFAULTS[app]["steps"] // divisor)
         exe = os.path.join(a.bin_dir, f"{app}_mpi")
         for mode, k in (("strong", 1), ("strong", 4), ("weak", None)):
             one = None
-            for r in sorted(a.ranks):
+            for r, transport in [(r, t) for r in sorted(a.ranks) for t in (["host"] if r == 1 else a.transports)]:
                 size = scaled(app, base, k, False) if mode == "strong" else scaled(app, base, r, True)
                 args = size_args(app, size) + ["--steps", str(steps), "--quiet", "--timing"]
                 try:
-                    res = run(mpiexec, r, exe, args)
+                    res = run(mpiexec, r, exe, args, transport)
                 except RuntimeError as e:
                     print(e, file=sys.stderr)
                     failed = True
@@ -114,8 +119,8 @@ def main():
                 total = sum(res["phases_ms"].values()) or 1.0
                 shares = ", ".join(f"{p} {100 * ms / total:.0f}" for p, ms in res["phases_ms"].items())
                 label = "x".join(map(str, size)) if isinstance(size, tuple) else str(size)
-                print(f"{app:8} {mode:7} {label:>12} {r:>5} {res['seconds']:>9.3f} {ratio:>9.2f}  {same:13}  {shares}")
-                results.append({"app": app, "mode": mode, "size": size, "ranks": r, "steps": steps, **res})
+                print(f"{app:8} {mode:7} {label:>12} {r:>5} {transport:9} {res['seconds']:>9.3f} {ratio:>9.2f}  {same:13}  {shares}")
+                results.append({"app": app, "mode": mode, "size": size, "ranks": r, "transport": transport, "steps": steps, **res})
     if a.out:
         with open(a.out, "w") as f:
             json.dump(results, f, indent=1)

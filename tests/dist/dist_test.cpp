@@ -4,6 +4,7 @@
 // failure on one rank cannot leave the others waiting.
 #include <gtest/gtest.h>
 
+#include <stdlib.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -19,6 +20,7 @@
 #include "shoal/dist/checkpoint.hpp"
 #include "shoal/dist/context.hpp"
 #include "shoal/dist/migrate.hpp"
+#include "shoal/dist/neighbour_link.hpp"
 #include "shoal/shoal.hpp"
 #include "shoal/sim/rng.hpp"
 
@@ -378,6 +380,42 @@ TEST(DistBand, HalosHoldTheNeighboursRowsOnATorusAndNothingPastABoundedEdge) {
   check_band(false);
   // Bands thinner than the halo are refused on every rank (the same sizes give the same answer).
   EXPECT_THROW((void)dist::band::of(*ctx, 4, static_cast<std::uint32_t>(ctx->size()), 2, true), error);
+}
+
+TEST(DistLink, TheTransportIsReadFromTheEnvironmentAndAnUnknownOneIsRefused) {
+  ASSERT_EQ(::setenv("SHOAL_DIST_TRANSPORT", "host", 1), 0);
+  EXPECT_EQ(dist::transport_from_environment(), dist::transport::host);
+  ASSERT_EQ(::setenv("SHOAL_DIST_TRANSPORT", "pigeon", 1), 0);
+  EXPECT_THROW((void)dist::transport_from_environment(), error);
+  ASSERT_EQ(::setenv("SHOAL_DIST_TRANSPORT", "nccl", 1), 0);
+  if (dist::nccl_available()) EXPECT_EQ(dist::transport_from_environment(), dist::transport::nccl);
+  else EXPECT_THROW((void)dist::transport_from_environment(), error);  // the cpu backend has none
+  ASSERT_EQ(::unsetenv("SHOAL_DIST_TRANSPORT"), 0);
+  EXPECT_EQ(dist::transport_from_environment(), dist::transport::host);
+}
+
+/// A link used again and again with messages of growing size (its staging buffer grows): each
+/// swap delivers this round's rows, not an earlier round's.
+TEST(DistLink, SwapsOfGrowingSizeDeliverEachRoundsBytes) {
+  const auto b = dist::band::of(*ctx, 4, 2 * static_cast<std::uint32_t>(ctx->size()), 1, true);
+  dist::neighbour_link link(*ctx, b.above(), b.below(), dist::transport::host);
+  for (std::uint32_t round = 1; round <= 5; ++round) {
+    const std::size_t n = 16 * round;  // values per message
+    std::vector<std::uint32_t> mine(4 * n);
+    for (std::size_t i = 0; i < n; ++i) {
+      mine[i] = 1000000 * round + 1000 * static_cast<std::uint32_t>(ctx->rank()) + static_cast<std::uint32_t>(i);  // going up
+      mine[n + i] = mine[i] + 500;  // going down
+    }
+    arch::device_buffer<std::uint32_t> d(4 * n);
+    d.upload(mine);
+    link.swap(d.data(), d.data() + 2 * n, d.data() + n, d.data() + 3 * n, n * sizeof(std::uint32_t));
+    const auto got = d.download();
+    for (std::size_t i = 0; i < n; ++i) {
+      // From above: what the rank above sent down; from below: what the rank below sent up.
+      EXPECT_EQ(got[2 * n + i], 1000000 * round + 1000 * static_cast<std::uint32_t>(b.above()) + i + 500) << "round " << round;
+      EXPECT_EQ(got[3 * n + i], 1000000 * round + 1000 * static_cast<std::uint32_t>(b.below()) + i) << "round " << round;
+    }
+  }
 }
 
 }  // namespace

@@ -88,6 +88,29 @@ inline void copy_on_device(void* dst, const void* src, std::size_t bytes) {
 #endif
 }
 
+/// Enqueues a copy of `bytes` from device `src` to device `dst` on the default stream, after the
+/// work before it and before the work after it, without waiting (on cpu it is done at once).
+inline void copy_on_device_enqueued(void* dst, const void* src, std::size_t bytes) {
+  if (bytes == 0) return;
+#if defined(SHOAL_BACKEND_CUDA)
+  SHOAL_CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice, nullptr));
+#else
+  std::memcpy(dst, src, bytes);
+#endif
+}
+
+/// Enqueues a copy of `bytes` from host `src` to device `dst` on the default stream, without
+/// waiting. `src` must stay as it is until that work is waited for, and should be pinned (see
+/// pinned_bytes): pageable memory makes the copy synchronous.
+inline void copy_to_device_enqueued(void* dst, const void* src, std::size_t bytes) {
+  if (bytes == 0) return;
+#if defined(SHOAL_BACKEND_CUDA)
+  SHOAL_CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyHostToDevice, nullptr));
+#else
+  std::memcpy(dst, src, bytes);
+#endif
+}
+
 /// Sets `bytes` at device address `dst` to `value` (memset).
 inline void fill_bytes(void* dst, int value, std::size_t bytes) {
   if (bytes == 0) return;
@@ -209,6 +232,55 @@ class pinned_value {
     value_ = nullptr;
   }
   T* value_ = nullptr;
+};
+
+/// `bytes` of page-locked host memory (plain host memory on cpu), for the enqueued copies: a
+/// buffer that stages transfers between the device and another process. Movable, not copyable.
+class pinned_bytes {
+ public:
+  pinned_bytes() = default;
+  /// Allocates `bytes`, uninitialized.
+  explicit pinned_bytes(std::size_t bytes) : size_(bytes) {
+    if (bytes == 0) return;
+#if defined(SHOAL_BACKEND_CUDA)
+    require_device();
+    SHOAL_CUDA_CHECK(cudaMallocHost(reinterpret_cast<void**>(&data_), bytes));
+#else
+    data_ = static_cast<std::byte*>(::operator new(bytes));
+#endif
+  }
+  pinned_bytes(const pinned_bytes&) = delete;
+  pinned_bytes& operator=(const pinned_bytes&) = delete;
+  /// Takes over `o`'s memory, leaving `o` empty.
+  pinned_bytes(pinned_bytes&& o) noexcept : data_(std::exchange(o.data_, nullptr)), size_(std::exchange(o.size_, 0)) {}
+  /// Frees this buffer's memory and takes over `o`'s, leaving `o` empty.
+  pinned_bytes& operator=(pinned_bytes&& o) noexcept {
+    if (this != &o) {
+      release();
+      data_ = std::exchange(o.data_, nullptr);
+      size_ = std::exchange(o.size_, 0);
+    }
+    return *this;
+  }
+  ~pinned_bytes() { release(); }
+
+  /// Host address of the first byte (nullptr when empty).
+  std::byte* data() const { return data_; }
+  /// Size in bytes.
+  std::size_t size() const { return size_; }
+
+ private:
+  void release() noexcept {
+    if (data_ == nullptr) return;
+#if defined(SHOAL_BACKEND_CUDA)
+    cudaFreeHost(data_);
+#else
+    ::operator delete(data_);
+#endif
+    data_ = nullptr;
+  }
+  std::byte* data_ = nullptr;
+  std::size_t size_ = 0;
 };
 
 }  // namespace shoal::arch

@@ -11,7 +11,8 @@
 ///
 /// Row y of the grid is local row y - first_row + halo; local rows [0, halo) are the copy of the
 /// rows above the band, [halo + rows, rows + 2 halo) of those below. On a torus the bands wrap; on
-/// a bounded grid the halo past the grid's edge is never written.
+/// a bounded grid the halo past the grid's edge is never written. The exchanges go through a
+/// dist::neighbour_link (host staging or NCCL).
 
 #include <cstddef>
 #include <cstdint>
@@ -23,6 +24,7 @@
 #include "shoal/arch/error.hpp"
 #include "shoal/arch/memory.hpp"
 #include "shoal/dist/context.hpp"
+#include "shoal/dist/neighbour_link.hpp"
 
 namespace shoal::dist {
 
@@ -80,33 +82,24 @@ struct band {
 };
 
 /// Fills the halo rows of `cells` (a device array of b.local_cells() values, laid out as band
-/// says) with the neighbours' border rows: one exchange, staged through host memory. A
-/// collective call.
+/// says) with the neighbours' border rows, through `link` (made with b.above() and b.below()): one
+/// swap, ordered before later work on the device's stream. A collective call.
+template <class T>
+void fill_halo(neighbour_link& link, const band& b, T* cells) {
+  static_assert(std::is_trivially_copyable_v<T>, "fill_halo copies the cells' bytes");
+  const std::size_t w = b.width, h = b.halo, rows = b.rows;
+  // My first rows are the lower halo of the rank above, my last rows the upper halo of the one below.
+  link.swap(cells + h * w, cells, cells + rows * w, cells + (h + rows) * w, h * w * sizeof(T));
+}
+
+/// As above, through a link of its own with the default transport (made and freed each call: a
+/// model that exchanges every step keeps a neighbour_link instead). Returns when the halo rows are
+/// on the device.
 template <class T>
 void fill_halo(const context& ctx, const band& b, T* cells) {
-  static_assert(std::is_trivially_copyable_v<T>, "fill_halo copies the cells' bytes");
-  const std::size_t part = std::size_t{b.halo} * b.width * sizeof(T);
-  std::vector<std::vector<std::byte>> to(static_cast<std::size_t>(b.ranks));
-  if (part != 0) {
-    // To the rank above: my first rows, its lower halo (tag 0); to the rank below: my last rows,
-    // its upper halo (tag 1). With two ranks on a torus, or one, both go to the same rank.
-    const auto send = [&](int dest, std::uint64_t first_local_row, std::byte tag) {
-      if (dest < 0) return;
-      auto& m = to[static_cast<std::size_t>(dest)];
-      m.push_back(tag);
-      const std::size_t at = m.size();
-      m.resize(at + part);
-      arch::copy_to_host(m.data() + at, cells + first_local_row * b.width, part);
-    };
-    send(b.above(), b.halo, std::byte{0});
-    send(b.below(), b.rows, std::byte{1});
-  }
-  const auto from = ctx.exchange(to);
-  for (const auto& m : from)
-    for (std::size_t at = 0; at + 1 + part <= m.size(); at += 1 + part) {
-      const std::uint64_t local_row = m[at] == std::byte{0} ? std::uint64_t{b.halo} + b.rows : 0;
-      arch::copy_to_device(cells + local_row * b.width, m.data() + at + 1, part);
-    }
+  neighbour_link link(ctx, b.above(), b.below());
+  fill_halo(link, b, cells);
+  arch::synchronize();
 }
 
 }  // namespace shoal::dist

@@ -27,19 +27,27 @@
 /// Random streams and claim keys use global cell indices, so a model whose phases depend on
 /// nothing else gives the same results for every rank count (tests/dist/wator_band_test.cpp).
 ///
-/// The transport is the first of shoal::dist: rows staged through host memory, and the movers'
-/// rows (found on the device) too. Correct for any rank count, not yet fast. Tested with a halo of one
-/// row (Wa-Tor's reach); a model that sees further needs `halo` rows, and bands at least as high.
+/// Every exchange is a swap of fixed-size device buffers with the two neighbours
+/// (dist::neighbour_link: host staging or NCCL, SHOAL_DIST_TRANSPORT): the kinds of the border
+/// cells' occupants, claim words, and the movers, packed on the device field by field into one
+/// slot per halo cell (a cell has at most one winner, so a phase moves at most the halo's cells
+/// each way and nothing needs counting first). The host waits once per move_across, to learn
+/// whether any rank failed. Tested with a halo of one row (Wa-Tor's reach); a model that sees
+/// further needs `halo` rows, and bands at least as high.
 
 #include <algorithm>
 #include <cstddef>
+#include <exception>
 #include <cstdint>
 #include <cstring>
+#include <string>
+#include <utility>
 #include <vector>
 
 #include "shoal/dist/band.hpp"
 #include "shoal/dist/context.hpp"
 #include "shoal/dist/migrate.hpp"
+#include "shoal/dist/neighbour_link.hpp"
 #include "shoal/sim/grid.hpp"
 
 namespace shoal::dist {
@@ -91,6 +99,105 @@ struct band_grid {
   SHOAL_HD bool take(std::uint32_t c, sim::claim_word key) const { return sim::take(claims[local(c)], key); }
 };
 
+/// Where a class's movers travel: one slot per halo cell on each side (up: the rank above's
+/// cells, down: the rank below's), a present word per slot, then one column per field. The same
+/// layout on both sides of a swap.
+template <class C>
+struct mover_slots {
+  std::byte* base;          ///< side 0 (up), then side 1 (down), side_bytes each
+  std::uint64_t slots;      ///< slots per side: halo × width
+  std::uint64_t side_bytes;
+  std::uint64_t column[shoal::detail::all_fields_t<C>::size > 0 ? shoal::detail::all_fields_t<C>::size : 1];  ///< offset of field K's column in a side
+
+  /// The layout for `slots` slots per side at `base`.
+  static mover_slots at(std::byte* base, std::uint64_t slots) {
+    mover_slots m{base, slots, 0, {}};
+    std::uint64_t at = slots * sizeof(std::uint32_t);
+    [&]<std::size_t... K>(std::index_sequence<K...>) {
+      ((at = (at + 15) / 16 * 16, m.column[K] = at,
+        at += slots * shoal::detail::field_at<C, K>::count * sizeof(typename shoal::detail::field_at<C, K>::element)),
+       ...);
+    }(std::make_index_sequence<shoal::detail::all_fields_t<C>::size>{});
+    m.side_bytes = (at + 15) / 16 * 16;
+    return m;
+  }
+  SHOAL_HD std::byte* side(int s) const { return base + s * side_bytes; }
+  SHOAL_HD std::uint32_t* present(int s) const { return reinterpret_cast<std::uint32_t*>(side(s)); }
+  template <std::size_t K>
+  SHOAL_HD typename shoal::detail::field_at<C, K>::element* field(int s) const {
+    return reinterpret_cast<typename shoal::detail::field_at<C, K>::element*>(side(s) + column[K]);
+  }
+  /// What column_loader reads for side s: its columns (slot-major, as upload's).
+  SHOAL_HD shoal::detail::column_source<C> source(int s) const {
+    shoal::detail::column_source<C> src{};
+    for (std::size_t k = 0; k < shoal::detail::all_fields_t<C>::size; ++k) src.columns[k] = side(s) + column[k];
+    src.placed = nullptr;
+    return src;
+  }
+};
+
+/// Counts of one move_across, on the device: movers that left, movers made here, objects whose
+/// cell was outside the band and its halo or shared a halo cell with another (a model's bug), and
+/// one such cell.
+struct mover_counts {
+  unsigned long long sent, received, bad, bad_cell;
+};
+
+/// One thread per heap block (a thread per slot, 64 per block, cost 1.7x as much on the H200:
+/// most blocks hold another class or none): every object of exactly class C whose cell is not this
+/// rank's is packed into the slot of its halo cell and destroyed. A functor (see leaver_scan for
+/// why).
+template <class C, class T, auto Cell>
+struct mover_pack {
+  shoal::detail::heap_view h;
+  std::uint32_t type;
+  band_grid<T> g;
+  mover_slots<C> out;
+  mover_counts* counts;
+
+  SHOAL_DEVICE void operator()(std::size_t b) const {
+    if (h.headers[b].type != type) return;
+    // Its objects leave one after another: the word read once, before any is destroyed.
+    for (std::uint64_t live = h.live[b]; live != 0; live &= live - 1) {
+      const std::uint64_t p = shoal::detail::encode_pointer(h.block(b), arch::lowest_bit(live), h.capacity[type], type);
+      C* o = reinterpret_cast<C*>(p);
+      const std::uint32_t c = static_cast<std::uint32_t>(o->*Cell);
+      if (g.owns(c)) continue;
+      // Rows above the band (side 0) or below it (side 1), counted on the torus.
+      const std::uint32_t y = c / g.width, x = c % g.width;
+      const std::uint32_t up = (g.first_row + g.height - y) % g.height;                 // 1..halo above
+      const std::uint32_t down = (y + 2 * g.height - g.first_row - g.rows) % g.height;  // 0..halo-1 below
+      int s;
+      std::uint64_t slot;
+      if (c < g.size() && up >= 1 && up <= g.halo) s = 0, slot = std::uint64_t{g.halo - up} * g.width + x;
+      else if (c < g.size() && down < g.halo) s = 1, slot = std::uint64_t{down} * g.width + x;
+      else {
+        fail(c);
+        continue;
+      }
+      if (arch::exchange(out.present(s)[slot], 1u) != 0) {  // two on one cell
+        fail(c);
+        continue;
+      }
+      pack<0>(p, s, slot);
+      arch::fetch_add_relaxed(counts->sent, 1ull);
+      destroy(o);
+    }
+  }
+  SHOAL_DEVICE void fail(std::uint32_t c) const {
+    if (arch::fetch_add(counts->bad, 1ull) == 0) counts->bad_cell = c;
+  }
+  template <std::size_t K>
+  SHOAL_DEVICE void pack(std::uint64_t p, int s, std::uint64_t slot) const {
+    if constexpr (K < shoal::detail::all_fields_t<C>::size) {
+      constexpr std::size_t count = shoal::detail::field_at<C, K>::count;
+      auto* column = out.template field<K>(s);
+      for (std::size_t e = 0; e < count; ++e) column[slot * count + e] = *shoal::detail::field_element<C, K>(p, e);
+      pack<K + 1>(p, s, slot);
+    }
+  }
+};
+
 /// Owns one rank's band of a width × height torus of T* (T a class of Heap, or a base of its
 /// classes) and does the communication around a model's phases (see the file comment). `Cell` is
 /// the field of T that holds an object's global cell index. Member functions marked collective
@@ -101,8 +208,9 @@ class band_space {
   /// Every cell empty, every claim word no_claim. Throws shoal::error, the same on every rank,
   /// when a band would have fewer rows than the halo.
   band_space(runtime<Heap>& rt, const context& ctx, std::uint32_t width, std::uint32_t height, std::uint32_t halo = 1)
-      : rt_(&rt), ctx_(&ctx), band_(band::of(ctx, width, height, halo, true)), cells_(band_.local_cells()),
-        claims_(band_.local_cells()), kinds_(band_.local_cells()) {
+      : rt_(&rt), ctx_(&ctx), band_(band::of(ctx, width, height, halo, true)), link_(ctx, band_.above(), band_.below()),
+        cells_(band_.local_cells()), claims_(band_.local_cells()), kinds_(band_.local_cells()),
+        their_claims_(2 * border_cells()), counts_(1) {
     cells_.zero();
     kinds_.zero();
     claims_.upload(std::vector<sim::claim_word>(band_.local_cells(), sim::no_claim));
@@ -113,6 +221,8 @@ class band_space {
   const band_grid<T>& view() const { return view_; }
   /// This rank's rows.
   const dist::band& rows() const { return band_; }
+  /// The transport of the exchanges.
+  transport how() const { return link_.how(); }
 
   /// Calls f(c) on the device for every cell c (global index) of this rank's rows.
   template <class F>
@@ -132,8 +242,7 @@ class band_space {
       const T* a = g.cells[l];
       kinds[l] = a == nullptr ? 0 : static_cast<std::uint8_t>(shoal::detail::type_of(shoal::detail::bits_of(a)) + 1);
     });
-    rt_->synchronize();
-    fill_halo(*ctx_, band_, kinds);
+    fill_halo(link_, band_, kinds);
     const shoal::detail::heap_view h = rt_->view();  // by value: block 0 and the capacities
     over_border_rows(/*halo=*/true, [=] SHOAL_DEVICE(std::uint64_t l) {
       const std::uint32_t k = kinds[l];
@@ -144,53 +253,79 @@ class band_space {
   /// Between a phase's requests and its moves: every claim word of a border cell holds the lowest
   /// key that any rank's requester offered, here and in the neighbours' halos. Collective.
   void resolve_claims() {
-    rt_->synchronize();
-    const std::size_t w = band_.width, bytes = std::size_t{band_.halo} * w * sizeof(sim::claim_word);
-    std::vector<std::vector<std::byte>> to(static_cast<std::size_t>(band_.ranks));
-    // The halo above holds the last rows of the rank above (tag 0), the halo below the first
-    // rows of the rank below (tag 1).
-    const auto send = [&](int dest, std::uint64_t local_row, std::byte tag) {
-      auto& m = to[static_cast<std::size_t>(dest)];
-      m.push_back(tag);
-      const std::size_t at = m.size();
-      m.resize(at + bytes);
-      arch::copy_to_host(m.data() + at, claims_.data() + local_row * w, bytes);
-    };
-    send(band_.above(), 0, std::byte{0});
-    send(band_.below(), band_.halo + band_.rows, std::byte{1});
-    const auto from = ctx_->exchange(to);
-    std::vector<sim::claim_word> mine(bytes / sizeof(sim::claim_word)), theirs(mine.size());
-    for (const auto& m : from)
-      for (std::size_t at = 0; at + 1 + bytes <= m.size(); at += 1 + bytes) {
-        const std::uint64_t row = m[at] == std::byte{0} ? band_.rows : band_.halo;  // my last or first rows
-        arch::copy_to_host(mine.data(), claims_.data() + row * w, bytes);
-        std::memcpy(theirs.data(), m.data() + at + 1, bytes);
-        for (std::size_t x = 0; x < mine.size(); ++x) mine[x] = std::min(mine[x], theirs[x]);
-        arch::copy_to_device(claims_.data() + row * w, mine.data(), bytes);
-      }
-    fill_halo(*ctx_, band_, claims_.data());
+    const std::uint64_t w = band_.width, h = band_.halo, rows = band_.rows, n = border_cells();
+    sim::claim_word* claims = claims_.data();
+    sim::claim_word* theirs = their_claims_.data();  // for my first rows (from above), then my last
+    // My upper halo holds claims on the last rows of the rank above, my lower halo on the first
+    // rows of the rank below: each goes to its owner.
+    link_.swap(claims, theirs, claims + (h + rows) * w, theirs + n, n * sizeof(sim::claim_word));
+    rt_->launch_async(2 * n, [=] SHOAL_DEVICE(std::size_t i) {
+      // Atomic: with bands shorter than two halos the first and last rows overlap.
+      if (theirs[i] != sim::no_claim) sim::request(claims[(i < n ? h * w : rows * w - n) + i], theirs[i]);
+    });
+    fill_halo(link_, band_, claims);
   }
 
   /// After a phase's moves: objects of C whose cell is now another rank's go there and are placed
   /// on their cells (what was on a cell is deleted); border and halo claim words are reset.
-  /// Collective. Returns what moved.
+  /// Collective. Returns what moved. Throws shoal::error on every rank when a rank found an
+  /// object of C on a cell outside its band and halo, or two on one halo cell (the model broke
+  /// the rules of the file comment), and out_of_memory naming C where a heap could not make its
+  /// newcomers (shoal::error on the other ranks).
   template <class C>
   migrate_stats move_across() {
-    const dist::band& b = band_;
-    arch::device_buffer<C*> arrived;
-    const migrate_stats moved = migrate<C>(*rt_, *ctx_, [b] SHOAL_DEVICE(C* a) {
-      return b.rank_of_row(static_cast<std::uint32_t>(a->*Cell) / b.width);
-    }, &arrived);
-    if (arrived.size() != 0) place(arrived);
+    static_assert(detail::no_pointer_fields<C>(),
+                  "shoal::dist::band_space::move_across: a class with pointer fields cannot move to another rank");
+    const mover_slots<C> layout = mover_slots<C>::at(nullptr, border_cells());
+    if (outgoing_.bytes() < 2 * layout.side_bytes) {
+      rt_->synchronize();  // the last swaps may still read the old buffers
+      outgoing_ = arch::device_buffer<std::byte>(2 * layout.side_bytes);
+      incoming_ = arch::device_buffer<std::byte>(2 * layout.side_bytes);
+    }
+    const mover_slots<C> out = mover_slots<C>::at(outgoing_.data(), border_cells());
+    const mover_slots<C> in = mover_slots<C>::at(incoming_.data(), border_cells());
+    arch::fill_bytes_enqueued(out.base, 0, 2 * out.side_bytes);
+    arch::fill_bytes_enqueued(counts_.data(), 0, sizeof(mover_counts));
+    rt_->launch_async(rt_->view().blocks, mover_pack<C, T, Cell>{rt_->view(), Heap::template type_id<C>, view_, out, counts_.data()});
+    // Side 0 goes up, and what comes from below is the rank below's side 0: my rows.
+    link_.swap(out.side(0), in.side(1), out.side(1), in.side(0), out.side_bytes);
+    place_movers(in);
     sim::claim_word* claims = claims_.data();
     const auto clear = [=] SHOAL_DEVICE(std::uint64_t l) { claims[l] = sim::no_claim; };
     over_border_rows(false, clear);
     over_border_rows(true, clear);
-    return moved;
+    return finish_move<C>();
   }
 
   // Helpers of the above, public only because nvcc refuses device lambdas in private member
   // functions.
+
+  /// Makes an object of C from every filled slot of `in` and puts it on its cell, deleting what
+  /// was there.
+  template <class C>
+  void place_movers(const mover_slots<C>& in) {
+    const band_grid<T> g = view_;
+    mover_counts* counts = counts_.data();
+    const std::uint64_t slots = in.slots;
+    rt_->launch_async(2 * slots, [=] SHOAL_DEVICE(std::size_t i) {
+      const int s = i < slots ? 0 : 1;
+      const std::uint64_t slot = i - s * slots;
+      if (in.present(s)[slot] == 0) return;
+      void* made = C::operator new(sizeof(C));
+      if (made == nullptr) return;  // recorded by the heap: out_of_memory at the wait
+      C* a = reinterpret_cast<C*>(::new (made) shoal::detail::column_loader<C>(slot, in.source(s)));
+      arch::fetch_add_relaxed(counts->received, 1ull);
+      const std::uint32_t c = static_cast<std::uint32_t>(a->*Cell);
+      if (!g.owns(c)) {
+        if (arch::fetch_add(counts->bad, 1ull) == 0) counts->bad_cell = c;
+        destroy(a);
+        return;
+      }
+      T*& here = g.at(c);
+      if (here != nullptr) delete here;
+      here = a;
+    });
+  }
 
   /// Calls f(local index) on the device for every cell of the halo rows (halo) or of the band's
   /// border rows, the ones its neighbours copy (!halo).
@@ -198,13 +333,13 @@ class band_space {
   void over_border_rows(bool halo, F f) {
     const std::uint64_t w = band_.width, h = band_.halo, rows = band_.rows;
     const std::uint64_t top = halo ? 0 : h, bottom = halo ? h + rows : rows;  // first local row of each part
-    rt_->launch(2 * h * w, [=] SHOAL_DEVICE(std::size_t i) {
+    rt_->launch_async(2 * h * w, [=] SHOAL_DEVICE(std::size_t i) {
       const std::uint64_t part = i / (h * w), within = i % (h * w);
       f((part == 0 ? top : bottom) * w + within);
     });
   }
 
-  /// Puts the objects `arrived` on their cells, deleting what was there.
+  /// Puts the objects `arrived` on their cells, deleting what was there (after a resume).
   template <class C>
   void place(const arch::device_buffer<C*>& arrived) {
     const band_grid<T> g = view_;
@@ -219,12 +354,43 @@ class band_space {
   }
 
  private:
+  /// Cells of `halo` rows.
+  std::uint64_t border_cells() const { return std::uint64_t{band_.halo} * band_.width; }
+
+  /// The wait at the end of move_across: this rank's errors, then every rank's.
+  template <class C>
+  migrate_stats finish_move() {
+    arch::copy_to_host_enqueued(seen_.get(), counts_.data(), sizeof(mover_counts));
+    std::exception_ptr failure;
+    try {
+      rt_->synchronize();
+    } catch (const error&) {
+      failure = std::current_exception();
+    }
+    const mover_counts seen = *seen_.get();
+    const std::string what = "shoal::dist::band_space::move_across<" + std::string(shoal::detail::type_name<C>()) + ">: ";
+    if (failure == nullptr && seen.bad != 0)
+      failure = std::make_exception_ptr(error(what + std::to_string(seen.bad) + " object(s) of rank " + std::to_string(ctx_->rank()) +
+                                              " on a cell outside its band and halo or sharing a halo cell, e.g. cell " +
+                                              std::to_string(seen.bad_cell)));
+    if (ctx_->any(failure != nullptr)) {
+      if (failure != nullptr) std::rethrow_exception(failure);
+      throw error(what + "another rank failed");
+    }
+    return {seen.sent, seen.received};
+  }
+
   runtime<Heap>* rt_;
   const context* ctx_;
   dist::band band_;
+  neighbour_link link_;
   arch::device_buffer<T*> cells_;
   arch::device_buffer<sim::claim_word> claims_;
   arch::device_buffer<std::uint8_t> kinds_;
+  arch::device_buffer<sim::claim_word> their_claims_;
+  arch::device_buffer<std::byte> outgoing_, incoming_;  // movers' slots (mover_slots), grown to the largest class
+  arch::device_buffer<mover_counts> counts_;
+  arch::pinned_value<mover_counts> seen_;
   band_grid<T> view_{};
 };
 
