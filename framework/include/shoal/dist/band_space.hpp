@@ -99,6 +99,8 @@ struct band_grid {
   SHOAL_HD bool take(std::uint32_t c, sim::claim_word key) const { return sim::take(claims[local(c)], key); }
 };
 
+namespace detail {
+
 /// Where a class's movers travel: one slot per halo cell on each side (up: the rank above's
 /// cells, down: the rank below's), a present word per slot, then one column per field. The same
 /// layout on both sides of a swap.
@@ -106,7 +108,7 @@ template <class C>
 struct mover_slots {
   std::byte* base;          ///< side 0 (up), then side 1 (down), side_bytes each
   std::uint64_t slots;      ///< slots per side: halo × width
-  std::uint64_t side_bytes;
+  std::uint64_t side_bytes;  ///< bytes of one side (16-byte aligned)
   std::uint64_t column[shoal::detail::all_fields_t<C>::size > 0 ? shoal::detail::all_fields_t<C>::size : 1];  ///< offset of field K's column in a side
 
   /// The layout for `slots` slots per side at `base`.
@@ -121,8 +123,11 @@ struct mover_slots {
     m.side_bytes = (at + 15) / 16 * 16;
     return m;
   }
+  /// The first byte of side s.
   SHOAL_HD std::byte* side(int s) const { return base + s * side_bytes; }
+  /// Side s's present words: 1 where a slot holds a mover.
   SHOAL_HD std::uint32_t* present(int s) const { return reinterpret_cast<std::uint32_t*>(side(s)); }
+  /// Side s's column of field K (slot-major, `count` elements per slot).
   template <std::size_t K>
   SHOAL_HD typename shoal::detail::field_at<C, K>::element* field(int s) const {
     return reinterpret_cast<typename shoal::detail::field_at<C, K>::element*>(side(s) + column[K]);
@@ -197,6 +202,8 @@ struct mover_pack {
     }
   }
 };
+
+}  // namespace detail
 
 /// Owns one rank's band of a width × height torus of T* (T a class of Heap, or a base of its
 /// classes) and does the communication around a model's phases (see the file comment). `Cell` is
@@ -276,17 +283,17 @@ class band_space {
   migrate_stats move_across() {
     static_assert(detail::no_pointer_fields<C>(),
                   "shoal::dist::band_space::move_across: a class with pointer fields cannot move to another rank");
-    const mover_slots<C> layout = mover_slots<C>::at(nullptr, border_cells());
+    const detail::mover_slots<C> layout = detail::mover_slots<C>::at(nullptr, border_cells());
     if (outgoing_.bytes() < 2 * layout.side_bytes) {
       rt_->synchronize();  // the last swaps may still read the old buffers
       outgoing_ = arch::device_buffer<std::byte>(2 * layout.side_bytes);
       incoming_ = arch::device_buffer<std::byte>(2 * layout.side_bytes);
     }
-    const mover_slots<C> out = mover_slots<C>::at(outgoing_.data(), border_cells());
-    const mover_slots<C> in = mover_slots<C>::at(incoming_.data(), border_cells());
+    const detail::mover_slots<C> out = detail::mover_slots<C>::at(outgoing_.data(), border_cells());
+    const detail::mover_slots<C> in = detail::mover_slots<C>::at(incoming_.data(), border_cells());
     arch::fill_bytes_enqueued(out.base, 0, 2 * out.side_bytes);
-    arch::fill_bytes_enqueued(counts_.data(), 0, sizeof(mover_counts));
-    rt_->launch_async(rt_->view().blocks, mover_pack<C, T, Cell>{rt_->view(), Heap::template type_id<C>, view_, out, counts_.data()});
+    arch::fill_bytes_enqueued(counts_.data(), 0, sizeof(detail::mover_counts));
+    rt_->launch_async(rt_->view().blocks, detail::mover_pack<C, T, Cell>{rt_->view(), Heap::template type_id<C>, view_, out, counts_.data()});
     // Side 0 goes up, and what comes from below is the rank below's side 0: my rows.
     link_.swap(out.side(0), in.side(1), out.side(1), in.side(0), out.side_bytes);
     place_movers(in);
@@ -303,9 +310,9 @@ class band_space {
   /// Makes an object of C from every filled slot of `in` and puts it on its cell, deleting what
   /// was there.
   template <class C>
-  void place_movers(const mover_slots<C>& in) {
+  void place_movers(const detail::mover_slots<C>& in) {
     const band_grid<T> g = view_;
-    mover_counts* counts = counts_.data();
+    detail::mover_counts* counts = counts_.data();
     const std::uint64_t slots = in.slots;
     rt_->launch_async(2 * slots, [=] SHOAL_DEVICE(std::size_t i) {
       const int s = i < slots ? 0 : 1;
@@ -360,14 +367,14 @@ class band_space {
   /// The wait at the end of move_across: this rank's errors, then every rank's.
   template <class C>
   migrate_stats finish_move() {
-    arch::copy_to_host_enqueued(seen_.get(), counts_.data(), sizeof(mover_counts));
+    arch::copy_to_host_enqueued(seen_.get(), counts_.data(), sizeof(detail::mover_counts));
     std::exception_ptr failure;
     try {
       rt_->synchronize();
     } catch (const error&) {
       failure = std::current_exception();
     }
-    const mover_counts seen = *seen_.get();
+    const detail::mover_counts seen = *seen_.get();
     const std::string what = "shoal::dist::band_space::move_across<" + std::string(shoal::detail::type_name<C>()) + ">: ";
     if (failure == nullptr && seen.bad != 0)
       failure = std::make_exception_ptr(error(what + std::to_string(seen.bad) + " object(s) of rank " + std::to_string(ctx_->rank()) +
@@ -389,8 +396,8 @@ class band_space {
   arch::device_buffer<std::uint8_t> kinds_;
   arch::device_buffer<sim::claim_word> their_claims_;
   arch::device_buffer<std::byte> outgoing_, incoming_;  // movers' slots (mover_slots), grown to the largest class
-  arch::device_buffer<mover_counts> counts_;
-  arch::pinned_value<mover_counts> seen_;
+  arch::device_buffer<detail::mover_counts> counts_;
+  arch::pinned_value<detail::mover_counts> seen_;
   band_grid<T> view_{};
 };
 
