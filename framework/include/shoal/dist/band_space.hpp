@@ -13,15 +13,18 @@
 ///   rt.parallel_do<&Fish::move<G>>(view);
 ///   space.move_across<Fish>();                        // movers to their cells' ranks
 ///
-/// What a model provides: its agents keep their cell's global index in a field (`Cell`), and a
-/// winner whose target is not its rank's (`!g.owns(target)`) sets that field and leaves its old
-/// cell as on any move, but does not write the target cell nor delete what is on it. Then:
+/// What a model provides: its agents keep their cell's global index in a field (`Cell`), the
+/// cells between resolve_claims and the moves are those the requests saw, an agent moves at most
+/// `halo` rows in a phase, and a winner whose target is not its rank's (`!g.owns(target)`) sets
+/// that field and leaves its old cell as on any move, but does not write the target cell nor
+/// delete what is on it. Then:
 ///  - fill_ghosts: the halo cells hold ghosts of the neighbours' border cells' occupants,
 ///    pointers that carry the occupant's class (shoal::is/cast work) and must never be
 ///    dereferenced or deleted;
 ///  - resolve_claims: each halo row's claim words go to the row's owner, which keeps the lower key
 ///    per cell, and come back resolved, so every requester of a border cell sees its winner;
-///  - move_across<C>: objects of C whose cell left the band go to its owner (dist::migrate), which
+///  - move_across<C>: objects of C that stood on a border cell before the moves and whose cell
+///    left the band go to its owner, which
 ///    places each on its cell, deleting what was there (the prey a shark ate); then the claim words
 ///    of the border and halo rows go back to no_claim (a remote winner never resets the owner's).
 /// Random streams and claim keys use global cell indices, so a model whose phases depend on
@@ -37,8 +40,8 @@
 
 #include <algorithm>
 #include <cstddef>
-#include <exception>
 #include <cstdint>
+#include <exception>
 #include <cstring>
 #include <string>
 #include <utility>
@@ -148,47 +151,46 @@ struct mover_counts {
   unsigned long long sent, received, bad, bad_cell;
 };
 
-/// One thread per heap block (a thread per slot, 64 per block, cost 1.7x as much on the H200:
-/// most blocks hold another class or none): every object of exactly class C whose cell is not this
-/// rank's is packed into the slot of its halo cell and destroyed. A functor (see leaver_scan for
-/// why).
+/// One thread per border cell: the object that stood there before the moves (resolve_claims
+/// kept them), if it is still a live object of exactly class C and its cell is now another rank's,
+/// is packed into the slot of its halo cell and destroyed. Only objects on border cells can reach
+/// a halo cell in one move, so the heap need not be searched (a thread per heap block cost
+/// 0.15 ms a call at Wa-Tor's defaults on the H200). A functor (see leaver_scan for why).
 template <class C, class T, auto Cell>
 struct mover_pack {
-  shoal::detail::heap_view h;
-  std::uint32_t type;
-  band_grid<T> g;
-  mover_slots<C> out;
-  mover_counts* counts;
+  shoal::detail::heap_view h;       ///< the heap (by value)
+  std::uint32_t type;               ///< C's type id
+  band_grid<T> g;                   ///< the band
+  T* const* before;                 ///< border cells' occupants before the moves
+  mover_slots<C> out;               ///< where the movers go
+  mover_counts* counts;             ///< what happened
 
-  SHOAL_DEVICE void operator()(std::size_t b) const {
-    if (h.headers[b].type != type) return;
-    // Its objects leave one after another: the word read once, before any is destroyed.
-    for (std::uint64_t live = h.live[b]; live != 0; live &= live - 1) {
-      const std::uint64_t p = shoal::detail::encode_pointer(h.block(b), arch::lowest_bit(live), h.capacity[type], type);
-      C* o = reinterpret_cast<C*>(p);
-      const std::uint32_t c = static_cast<std::uint32_t>(o->*Cell);
-      if (g.owns(c)) continue;
-      // Rows above the band (side 0) or below it (side 1), counted on the torus.
-      const std::uint32_t y = c / g.width, x = c % g.width;
-      const std::uint32_t up = (g.first_row + g.height - y) % g.height;                 // 1..halo above
-      const std::uint32_t down = (y + 2 * g.height - g.first_row - g.rows) % g.height;  // 0..halo-1 below
-      int s;
-      std::uint64_t slot;
-      if (c < g.size() && up >= 1 && up <= g.halo) s = 0, slot = std::uint64_t{g.halo - up} * g.width + x;
-      else if (c < g.size() && down < g.halo) s = 1, slot = std::uint64_t{down} * g.width + x;
-      else {
-        fail(c);
-        continue;
-      }
-      if (arch::exchange(out.present(s)[slot], 1u) != 0) {  // two on one cell
-        fail(c);
-        continue;
-      }
-      pack<0>(p, s, slot);
-      arch::fetch_add_relaxed(counts->sent, 1ull);
-      destroy(o);
-    }
+  SHOAL_DEVICE void operator()(std::size_t i) const {
+    const T* a = before[i];
+    if (a == nullptr) return;
+    const std::uint64_t p = shoal::detail::bits_of(a);
+    if (shoal::detail::type_of(p) != type) return;
+    // It may have died in the moves (and its slot gone to a newborn of C, which did not move).
+    const std::uint64_t b = h.block_of(p);
+    if (h.headers[b].type != type || ((h.live[b] >> shoal::detail::slot_of(p)) & 1) == 0) return;
+    C* o = reinterpret_cast<C*>(const_cast<T*>(a));
+    const std::uint32_t c = static_cast<std::uint32_t>(o->*Cell);
+    if (g.owns(c)) return;
+    // Rows above the band (side 0) or below it (side 1), counted on the torus.
+    const std::uint32_t y = c / g.width, x = c % g.width;
+    const std::uint32_t up = (g.first_row + g.height - y) % g.height;                 // 1..halo above
+    const std::uint32_t down = (y + 2 * g.height - g.first_row - g.rows) % g.height;  // 0..halo-1 below
+    int s;
+    std::uint64_t slot;
+    if (c < g.size() && up >= 1 && up <= g.halo) s = 0, slot = std::uint64_t{g.halo - up} * g.width + x;
+    else if (c < g.size() && down < g.halo) s = 1, slot = std::uint64_t{down} * g.width + x;
+    else return fail(c);
+    if (arch::exchange(out.present(s)[slot], 1u) != 0) return fail(c);  // two on one cell
+    pack<0>(p, s, slot);
+    arch::fetch_add_relaxed(counts->sent, 1ull);
+    destroy(o);
   }
+  /// Counts a mover on a cell outside the band and halo, or on a halo cell taken already.
   SHOAL_DEVICE void fail(std::uint32_t c) const {
     if (arch::fetch_add(counts->bad, 1ull) == 0) counts->bad_cell = c;
   }
@@ -202,6 +204,13 @@ struct mover_pack {
     }
   }
 };
+
+/// The local index of distinct border cell i of band b (see band_space::border_cells_distinct).
+SHOAL_HD inline std::uint64_t distinct_border_cell(const band& b, std::uint64_t i) {
+  const std::uint64_t w = b.width, h = b.halo;
+  if (b.rows <= 2 * b.halo) return h * w + i;  // every own row
+  return i < h * w ? h * w + i : std::uint64_t{b.rows} * w + (i - h * w);
+}
 
 }  // namespace detail
 
@@ -217,7 +226,8 @@ class band_space {
   band_space(runtime<Heap>& rt, const context& ctx, std::uint32_t width, std::uint32_t height, std::uint32_t halo = 1)
       : rt_(&rt), ctx_(&ctx), band_(band::of(ctx, width, height, halo, true)), link_(ctx, band_.above(), band_.below()),
         cells_(band_.local_cells()), claims_(band_.local_cells()), kinds_(band_.local_cells()),
-        their_claims_(2 * border_cells()), counts_(1) {
+        thick_bands_(height / static_cast<std::uint32_t>(ctx.size()) >= 2 * halo), their_claims_(4 * border_cells()),
+        before_(border_cells_distinct()), counts_(1) {
     cells_.zero();
     kinds_.zero();
     claims_.upload(std::vector<sim::claim_word>(band_.local_cells(), sim::no_claim));
@@ -258,19 +268,44 @@ class band_space {
   }
 
   /// Between a phase's requests and its moves: every claim word of a border cell holds the lowest
-  /// key that any rank's requester offered, here and in the neighbours' halos. Collective.
+  /// key that any rank's requester offered, here and in the neighbours' halos, and so does its
+  /// copy in their halos; notes the border cells' occupants (the objects that may leave in the
+  /// moves). Collective.
   void resolve_claims() {
     const std::uint64_t w = band_.width, h = band_.halo, rows = band_.rows, n = border_cells();
     sim::claim_word* claims = claims_.data();
-    sim::claim_word* theirs = their_claims_.data();  // for my first rows (from above), then my last
-    // My upper halo holds claims on the last rows of the rank above, my lower halo on the first
-    // rows of the rank below: each goes to its owner.
+    sim::claim_word* theirs = their_claims_.data();
+    if (thick_bands_) {
+      // A border cell lies in one neighbour's halo only: the two ranks that can claim it swap
+      // their words for it and both keep the lower. Upper halo and first rows are contiguous
+      // local rows, and so are last rows and lower halo, each lined up with what arrives.
+      link_.swap(claims, theirs, claims + rows * w, theirs + 2 * n, 2 * n * sizeof(sim::claim_word));
+      rt_->launch_async(4 * n, [=] SHOAL_DEVICE(std::size_t i) {
+        sim::claim_word& mine = claims[(i < 2 * n ? 0 : rows * w - 2 * n) + i];
+        if (theirs[i] < mine) mine = theirs[i];
+      });
+      return note_border_occupants();
+    }
+    // Bands thinner than two halos: a cell may be claimed from three ranks. The halos' words go
+    // to the owner, which keeps the lowest, then back.
     link_.swap(claims, theirs, claims + (h + rows) * w, theirs + n, n * sizeof(sim::claim_word));
     rt_->launch_async(2 * n, [=] SHOAL_DEVICE(std::size_t i) {
-      // Atomic: with bands shorter than two halos the first and last rows overlap.
+      // Atomic: the first and last rows may be the same.
       if (theirs[i] != sim::no_claim) sim::request(claims[(i < n ? h * w : rows * w - n) + i], theirs[i]);
     });
     fill_halo(link_, band_, claims);
+    note_border_occupants();
+  }
+
+  /// The objects that may leave in the moves: those on border cells now. (Public: nvcc refuses
+  /// device lambdas in private member functions.)
+  void note_border_occupants() {
+    T** cells = cells_.data();
+    T** before = before_.data();
+    const dist::band b = band_;
+    rt_->launch_async(border_cells_distinct(), [=] SHOAL_DEVICE(std::size_t i) {
+      before[i] = cells[detail::distinct_border_cell(b, i)];
+    });
   }
 
   /// After a phase's moves: objects of C whose cell is now another rank's go there and are placed
@@ -293,7 +328,8 @@ class band_space {
     const detail::mover_slots<C> in = detail::mover_slots<C>::at(incoming_.data(), border_cells());
     arch::fill_bytes_enqueued(out.base, 0, 2 * out.side_bytes);
     arch::fill_bytes_enqueued(counts_.data(), 0, sizeof(detail::mover_counts));
-    rt_->launch_async(rt_->view().blocks, detail::mover_pack<C, T, Cell>{rt_->view(), Heap::template type_id<C>, view_, out, counts_.data()});
+    rt_->launch_async(border_cells_distinct(), detail::mover_pack<C, T, Cell>{rt_->view(), Heap::template type_id<C>, view_,
+                                                                            before_.data(), out, counts_.data()});
     // Side 0 goes up, and what comes from below is the rank below's side 0: my rows.
     link_.swap(out.side(0), in.side(1), out.side(1), in.side(0), out.side_bytes);
     place_movers(in);
@@ -363,6 +399,10 @@ class band_space {
  private:
   /// Cells of `halo` rows.
   std::uint64_t border_cells() const { return std::uint64_t{band_.halo} * band_.width; }
+  /// Cells of the border rows, each counted once (a band of fewer than 2 × halo rows is all border).
+  std::uint64_t border_cells_distinct() const {
+    return std::uint64_t{std::min(band_.rows, 2 * band_.halo)} * band_.width;
+  }
 
   /// The wait at the end of move_across: this rank's errors, then every rank's.
   template <class C>
@@ -394,7 +434,9 @@ class band_space {
   arch::device_buffer<T*> cells_;
   arch::device_buffer<sim::claim_word> claims_;
   arch::device_buffer<std::uint8_t> kinds_;
-  arch::device_buffer<sim::claim_word> their_claims_;
+  bool thick_bands_;  // every rank's band has at least 2 × halo rows (the same on every rank)
+  arch::device_buffer<sim::claim_word> their_claims_;  // what the neighbours' swap brings
+  arch::device_buffer<T*> before_;  // border cells' occupants before the moves (resolve_claims)
   arch::device_buffer<std::byte> outgoing_, incoming_;  // movers' slots (mover_slots), grown to the largest class
   arch::device_buffer<detail::mover_counts> counts_;
   arch::pinned_value<detail::mover_counts> seen_;
