@@ -2,9 +2,10 @@
 /// @file
 /// N-body over MPI ranks (shoal::dist): rank r holds bodies [n r / N, n (r + 1) / N) of the run,
 /// the very bodies one process makes (Body(i, seed, p) is a function of i). Bodies never move
-/// between ranks; each step every rank gathers every body's position and mass (one exchange, an
-/// allgather staged through host memory) and gives its own bodies their accelerations from all of
-/// them with gravity::interact, then advances them as nbody::step does.
+/// between ranks; each step every rank gathers every body's position and mass (dist::gatherer:
+/// host staging or NCCL) and gives its own bodies their accelerations from all of them in
+/// shared-memory tiles (runtime::all_pairs with partners from every rank), then advances them as
+/// nbody::step does.
 ///
 /// The partners of a body are summed in another order than runtime::all_pairs sums them, so a run
 /// agrees with one process's to within rounding, not bit for bit (tests/dist/nbody_ranks_test.cpp
@@ -17,6 +18,7 @@
 
 #include "nbody/nbody_model.hpp"
 #include "shoal/dist/context.hpp"
+#include "shoal/dist/gatherer.hpp"
 
 namespace nbody {
 
@@ -27,7 +29,13 @@ class ranked_bodies {
                 const parameters& p)
       : rt_(&rt), ctx_(&ctx), seed_(seed), p_(p),
         first_(n * static_cast<std::uint64_t>(ctx.rank()) / static_cast<std::uint64_t>(ctx.size())),
-        last_(n * static_cast<std::uint64_t>(ctx.rank() + 1) / static_cast<std::uint64_t>(ctx.size())) {}
+        last_(n * static_cast<std::uint64_t>(ctx.rank() + 1) / static_cast<std::uint64_t>(ctx.size())),
+        gatherer_(ctx), all_(ctx.size() > 1 ? n : 0) {
+    for (int r = 0; r < ctx.size(); ++r) {
+      const auto share_of = [&](int q) { return n * static_cast<std::uint64_t>(q) / static_cast<std::uint64_t>(ctx.size()); };
+      part_bytes_.push_back((share_of(r + 1) - share_of(r)) * sizeof(gravity::value));
+    }
+  }
 
   /// How many bodies this rank holds.
   std::uint64_t share() const { return last_ - first_; }
@@ -59,40 +67,18 @@ class ranked_bodies {
     return sum;
   }
 
-  /// Every rank's bodies' positions and masses to every rank, then this rank's bodies'
-  /// accelerations from all of them. Collective. (Public: nvcc refuses device lambdas in private
-  /// member functions.)
+  /// Every rank's bodies' positions and masses to every rank (dist::gatherer), then this rank's
+  /// bodies' accelerations from all of them, in shared-memory tiles (runtime::all_pairs with
+  /// partners from every rank). Collective.
   void forces() {
-    const shoal::agent_columns<Body> mine = rt_->template download<Body>();
-    const auto& xs = mine.get<&Body::x>();
-    const auto& ys = mine.get<&Body::y>();
-    const auto& ms = mine.get<&Body::mass>();
-    std::vector<gravity::value> values(xs.size());
-    for (std::size_t i = 0; i < values.size(); ++i) values[i] = {xs[i], ys[i], ms[i]};
-    std::vector<std::byte> bytes(values.size() * sizeof(gravity::value));
-    if (!bytes.empty()) std::memcpy(bytes.data(), values.data(), bytes.size());
-    const auto from = ctx_->exchange(std::vector<std::vector<std::byte>>(static_cast<std::size_t>(ctx_->size()), bytes));
-    std::vector<gravity::value> everyone;
-    for (const auto& m : from) {
-      const std::size_t at = everyone.size();
-      everyone.resize(at + m.size() / sizeof(gravity::value));
-      if (!m.empty()) std::memcpy(everyone.data() + at, m.data(), m.size());
-    }
-    if (mine.size() == 0) return;
-    shoal::arch::device_buffer<gravity::value> partners(everyone.size());
-    partners.upload(everyone);
-    shoal::arch::device_buffer<Body*> bodies(mine.size());
-    bodies.upload(mine.objects());
     const gravity law{p_.softening * p_.softening, p_.gravity};
-    const gravity::value* all = partners.data();
-    Body* const* own = bodies.data();
-    const std::size_t count = everyone.size();
-    rt_->launch(mine.size(), [=] SHOAL_DEVICE(std::size_t i) {
-      Body* b = own[i];
-      const gravity::value self = law.project(b);
-      gravity::acceleration a{0.0f, 0.0f};
-      for (std::size_t j = 0; j < count; ++j) law.interact(self, all[j], a);
-      law.apply(b, a);
+    rt_->template all_pairs<Body>(law, [this](gravity::value* mine, std::uint64_t n) {
+      using partners = shoal::detail::partner_values<gravity::value>;
+      if (ctx_->size() == 1) return partners{mine, n, 0};
+      // Bodies never die nor move between ranks: n is this rank's share, at its place in the run.
+      if (n != 0) shoal::arch::copy_on_device_enqueued(all_.data() + first_, mine, n * sizeof(gravity::value));
+      gatherer_.gather(all_.data(), part_bytes_);
+      return partners{all_.data(), all_.size(), first_};
     });
   }
 
@@ -102,6 +88,9 @@ class ranked_bodies {
   std::uint64_t seed_;
   parameters p_;
   std::uint64_t first_, last_;
+  shoal::dist::gatherer gatherer_;
+  shoal::arch::device_buffer<gravity::value> all_;  // every body's value, in index order (ranks > 1)
+  std::vector<std::uint64_t> part_bytes_;           // each rank's part of all_
 };
 
 }  // namespace nbody

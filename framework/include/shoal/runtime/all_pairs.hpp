@@ -108,35 +108,35 @@ inline void list_blocks_in_order(const heap_view& h, std::uint32_t t, std::uint3
 
 inline constexpr int pair_tile = 128;
 
-/// Block (x, s): objects [x·tile, x·tile + tile) against partner slice s. Partner tiles are
-/// aligned with object tiles, so only the tile holding the objects themselves needs the
-/// self-pair test.
+/// Block (x, s): objects [x·tile, x·tile + tile) against partner slice s. Object i's own value
+/// is partner self_begin + i, the one pair it skips: only the tiles that hold it test for it.
 template <class T, class Op>
 __global__ void __launch_bounds__(pair_tile)
-    all_pairs_kernel(Op op, const typename Op::value* values, std::uint64_t n,
-                     std::uint64_t slice_length, typename Op::accumulator* partial,
+    all_pairs_kernel(Op op, const typename Op::value* partners, std::uint64_t count, std::uint64_t self_begin,
+                     std::uint64_t n, std::uint64_t slice_length, typename Op::accumulator* partial,
                      T* const* objects, const void* context) {
   using value = typename Op::value;
   using accumulator = typename Op::accumulator;
   __shared__ alignas(value) unsigned char raw[pair_tile * sizeof(value)];
   value* tile = reinterpret_cast<value*>(raw);
   if (threadIdx.x == 0) arch::detail::launch_context_ptr = context;
-  const std::uint64_t own_base = static_cast<std::uint64_t>(blockIdx.x) * pair_tile;
-  const std::uint64_t i = own_base + threadIdx.x;
+  const std::uint64_t i = static_cast<std::uint64_t>(blockIdx.x) * pair_tile + threadIdx.x;
   const bool active = i < n;
-  const value self = active ? values[i] : value{};
+  const std::uint64_t me = self_begin + i;
+  const value self = active ? partners[me] : value{};
   accumulator acc{};
   const std::uint64_t begin = static_cast<std::uint64_t>(blockIdx.y) * slice_length;
-  const std::uint64_t end = begin + slice_length < n ? begin + slice_length : n;
+  const std::uint64_t end = begin + slice_length < count ? begin + slice_length : count;
   for (std::uint64_t base = begin; base < end; base += pair_tile) {
     __syncthreads();
-    if (base + threadIdx.x < end) new (&tile[threadIdx.x]) value(values[base + threadIdx.x]);
+    if (base + threadIdx.x < end) new (&tile[threadIdx.x]) value(partners[base + threadIdx.x]);
     __syncthreads();
     if (!active) continue;
     const int m = static_cast<int>(end - base < pair_tile ? end - base : pair_tile);
-    if (base == own_base) {
+    if (me - base < static_cast<std::uint64_t>(m)) {
+      const int own = static_cast<int>(me - base);
       for (int k = 0; k < m; ++k)
-        if (k != static_cast<int>(threadIdx.x)) op.interact(self, tile[k], acc);
+        if (k != own) op.interact(self, tile[k], acc);
     } else if (m == pair_tile) {
 #pragma unroll 16
       for (int k = 0; k < pair_tile; ++k) op.interact(self, tile[k], acc);
@@ -155,7 +155,8 @@ __global__ void __launch_bounds__(pair_tile)
 struct all_pairs_scratch {
   arch::device_buffer<std::uint32_t> first_object;  // per listed block
   arch::device_buffer<listing_totals> totals{1};
-  arch::device_buffer<std::byte> bytes;  // values, object pointers, partial accumulators
+  arch::device_buffer<std::byte> bytes;    // values, object pointers
+  arch::device_buffer<std::byte> partial;  // partial accumulators of the slices
 
   std::byte* reserve(std::size_t n) {
     if (bytes.size() < n) bytes = arch::device_buffer<std::byte>(n + n / 4);
@@ -165,12 +166,30 @@ struct all_pairs_scratch {
 
 inline std::size_t round_up_256(std::size_t n) { return (n + 255) / 256 * 256; }
 
+/// The values every object interacts with (device memory): `count` of them, the caller's own
+/// objects' at [self_begin, self_begin + its object count).
+template <class Value>
+struct partner_values {
+  const Value* values;
+  std::uint64_t count;
+  std::uint64_t self_begin;
+};
+
+/// all_pairs' partners when they are the objects themselves.
+struct own_partners {
+  template <class Value>
+  partner_values<Value> operator()(Value* values, std::uint64_t n) const {
+    return {values, n, 0};
+  }
+};
+
 /// The whole interaction over the objects of concrete class T (type id `type`, `Capacity`
-/// slots per block). `list` holds room for every block of the heap. Waits once, for the
-/// number of objects; the rest is enqueued.
-template <class T, std::uint32_t Capacity, class Op>
+/// slots per block). `list` holds room for every block of the heap. `share(values, n)` is given
+/// the objects' values, gathered on the device in object order, and returns the partners (see
+/// runtime::all_pairs). Waits once, for the number of objects; the rest is enqueued.
+template <class T, std::uint32_t Capacity, class Op, class Share = own_partners>
 void all_pairs(const heap_view& h, const heap_view* device_view, std::uint32_t type,
-               std::uint32_t* list, all_pairs_scratch& scratch, const Op& op) {
+               std::uint32_t* list, all_pairs_scratch& scratch, const Op& op, Share share = {}) {
   using value = typename Op::value;
   using accumulator = typename Op::accumulator;
   static_assert(std::is_trivially_copyable_v<Op> && std::is_trivially_copyable_v<value> &&
@@ -181,27 +200,16 @@ void all_pairs(const heap_view& h, const heap_view* device_view, std::uint32_t t
   list_blocks_in_order(h, type, list, first, scratch.totals.data());
   const listing_totals totals = scratch.totals.read(0);
   const std::uint64_t n = totals.objects;
-  if (n == 0) return;
-
-  // Slices: enough threads to fill the GPU when the objects alone do not (cuda only; the cpu
-  // backend has few threads and sums every partner in one pass).
-  std::uint64_t slices = 1, slice_length = n;
-#if defined(SHOAL_BACKEND_CUDA)
-  if constexpr (combinable_interaction<Op>) {
-    const std::uint64_t tiles = (n + pair_tile - 1) / pair_tile;
-    const std::uint64_t threads_wanted = static_cast<std::uint64_t>(arch::probe_device().multiprocessors) * 2048;
-    const std::uint64_t want = std::clamp<std::uint64_t>((threads_wanted + tiles * pair_tile - 1) / (tiles * pair_tile), 1, tiles);
-    slice_length = (tiles + want - 1) / want * pair_tile;
-    slices = (n + slice_length - 1) / slice_length;
+  if (n == 0) {
+    (void)share(static_cast<value*>(nullptr), 0);  // collective for a share over ranks
+    return;
   }
-#endif
+
   const std::size_t values_bytes = round_up_256(n * sizeof(value));
   const std::size_t objects_bytes = round_up_256(n * sizeof(T*));
-  std::byte* base = scratch.reserve(values_bytes + objects_bytes +
-                                    (slices > 1 ? slices * n * sizeof(accumulator) : 0));
+  std::byte* base = scratch.reserve(values_bytes + objects_bytes);
   auto* values = reinterpret_cast<value*>(base);
   auto* objects = reinterpret_cast<T**>(base + values_bytes);
-  auto* partial = reinterpret_cast<accumulator*>(base + values_bytes + objects_bytes);
 
   // Gather: object k of the dense order is slot `slot` of listed block `pos`.
   std::byte* data = h.data;
@@ -221,10 +229,32 @@ void all_pairs(const heap_view& h, const heap_view* device_view, std::uint32_t t
         objects[k] = object;
       },
       device_view);
+  const partner_values<value> partners = share(values, n);
+  const value* all = partners.values;
+  const std::uint64_t count = partners.count, self_begin = partners.self_begin;
+
+  // Slices: enough threads to fill the GPU when the objects alone do not (cuda only; the cpu
+  // backend has few threads and sums every partner in one pass).
+  std::uint64_t slices = 1, slice_length = count;
+#if defined(SHOAL_BACKEND_CUDA)
+  if constexpr (combinable_interaction<Op>) {
+    const std::uint64_t tiles = (n + pair_tile - 1) / pair_tile, partner_tiles = (count + pair_tile - 1) / pair_tile;
+    const std::uint64_t threads_wanted = static_cast<std::uint64_t>(arch::probe_device().multiprocessors) * 2048;
+    const std::uint64_t want = std::clamp<std::uint64_t>((threads_wanted + tiles * pair_tile - 1) / (tiles * pair_tile), 1, partner_tiles);
+    slice_length = (partner_tiles + want - 1) / want * pair_tile;
+    slices = (count + slice_length - 1) / slice_length;
+  }
+#endif
+  accumulator* partial = nullptr;
+  if (slices > 1) {
+    if (scratch.partial.bytes() < slices * n * sizeof(accumulator))
+      scratch.partial = arch::device_buffer<std::byte>(slices * n * sizeof(accumulator));
+    partial = reinterpret_cast<accumulator*>(scratch.partial.data());
+  }
 
 #if defined(SHOAL_BACKEND_CUDA)
   const dim3 grid(static_cast<unsigned>((n + pair_tile - 1) / pair_tile), static_cast<unsigned>(slices));
-  all_pairs_kernel<T, Op><<<grid, pair_tile>>>(op, values, n, slice_length, partial, objects, device_view);
+  all_pairs_kernel<T, Op><<<grid, pair_tile>>>(op, all, count, self_begin, n, slice_length, partial, objects, device_view);
   SHOAL_CUDA_CHECK(cudaGetLastError());
   if (slices > 1) {
     if constexpr (combinable_interaction<Op>) {
@@ -244,10 +274,10 @@ void all_pairs(const heap_view& h, const heap_view* device_view, std::uint32_t t
   arch::for_each_index(
       n,
       [=](std::size_t i) {
-        const value self = values[i];
+        const value self = all[self_begin + i];
         accumulator acc{};
-        for (std::uint64_t j = 0; j < n; ++j)
-          if (j != i) op.interact(self, values[j], acc);
+        for (std::uint64_t j = 0; j < count; ++j)
+          if (j != self_begin + i) op.interact(self, all[j], acc);
         op.apply(objects[i], acc);
       },
       device_view);

@@ -298,12 +298,22 @@ class runtime {
   /// Waits once (for the number of objects), then enqueues the rest without waiting.
   template <class T, class Op>
   void all_pairs(const Op& op) {
+    all_pairs<T>(op, detail::own_partners{});
+  }
+
+  /// As all_pairs(op), with partners beyond this heap's objects (other processes' objects, as
+  /// n-body over MPI ranks has): `share(values, n)` is called once, on the host, with the device
+  /// array of what this heap's n objects of T show the others (in object order, n may be 0) and
+  /// returns a detail::partner_values: a device array of every partner's value, these n among
+  /// them at [self_begin, self_begin + n). Each object interacts with every partner but itself.
+  template <class T, class Op, class Share>
+  void all_pairs(const Op& op, Share share) {
     static_assert(!abstract_object<T>, "all_pairs over an abstract class: name a concrete class");
     constexpr std::uint32_t t = Heap::template type_id<T>;
     constexpr std::uint32_t capacity = detail::geometry_of<Heap>.capacity[t];
     static const std::string name = "all_pairs<" + type_name(t) + ">";
     const auto timed = timed_phase(name);
-    detail::all_pairs<T, capacity>(view_, device_view_, t, do_all_list_.data(), all_pairs_scratch_, op);
+    detail::all_pairs<T, capacity>(view_, device_view_, t, do_all_list_.data(), all_pairs_scratch_, op, share);
   }
 
   /// Creates n objects of T, object i constructed as T(i, args...), in the lowest free blocks,
