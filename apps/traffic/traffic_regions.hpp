@@ -155,10 +155,9 @@ class region_simulation {
   /// Step 4 (collective): returns what moved.
   shoal::dist::migrate_stats migrate() {
     const std::uint32_t* owner = owner_.data();
-    shoal::arch::device_buffer<Car*> arrived;
-    const shoal::dist::migrate_stats moved = shoal::dist::migrate<Car>(
-        model_.runtime(), *ctx_, [owner] SHOAL_DEVICE(Car* c) { return static_cast<int>(owner[c->position]); }, &arrived);
-    if (arrived.size() != 0) place(arrived);
+    const shoal::dist::migrate_stats moved =
+        moves_(model_.runtime(), *ctx_, [owner] SHOAL_DEVICE(Car* c) { return static_cast<int>(owner[c->position]); });
+    if (moves_.arrived_count() != 0) place(moves_.arrived(), moves_.arrived_count());
     return moved;
   }
   void finish_step() { model_.finish_step(); }
@@ -214,10 +213,9 @@ class region_simulation {
 
   /// Puts the cars that arrived on their cells. (Public: nvcc refuses device lambdas in private
   /// member functions.)
-  void place(const shoal::arch::device_buffer<Car*>& arrived) {
+  void place(Car* const* cars, std::size_t n) {
     Car** occupant = model_.view().occupant;
-    Car* const* cars = arrived.data();
-    model_.runtime().launch(arrived.size(), [=] SHOAL_DEVICE(std::size_t i) {
+    model_.runtime().launch(n, [=] SHOAL_DEVICE(std::size_t i) {
       Car* car = cars[i];
       if (car != nullptr) occupant[car->position] = car;
     });
@@ -235,6 +233,7 @@ class region_simulation {
   shoal::arch::device_buffer<std::uint8_t> served_flags_;   ///< whether each is occupied
   shoal::arch::device_buffer<std::uint32_t> sighted_;       ///< other ranks' cells in sight, by owner
   shoal::arch::device_buffer<std::uint8_t> sighted_flags_;  ///< whether each is occupied
+  shoal::dist::migration<Car> moves_;                       ///< step 4's buffers
 };
 
 }  // namespace traffic

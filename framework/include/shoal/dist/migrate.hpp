@@ -7,18 +7,19 @@
 ///
 ///   // Walkers belong to the rank of their row band.
 ///   const auto band = shoal::dist::band::of(ctx, width, height, 1, true);
-///   const auto moved = shoal::dist::migrate<Walker>(rt, ctx, [band] SHOAL_DEVICE(Walker* w) {
-///     return band.rank_of_row(w->y);
-///   });
+///   shoal::dist::migration<Walker> moves;               // kept: its buffers serve every call
+///   const auto moved = moves(rt, ctx, [band] SHOAL_DEVICE(Walker* w) { return band.rank_of_row(w->y); });
 ///
 /// The leavers are found on the device (one thread per block reads its live slots and asks the
-/// rule), so only they cross to the host: their fields are gathered there, sent with one
-/// all-to-all, and the newcomers made on the device from their rows. Classes with pointer fields
-/// are refused at compile time (a pointer means nothing on another rank); objects of subclasses of
-/// T stay where they are (moving them as T would cut them down): only objects whose class is
-/// exactly T move.
+/// rule) and packed there into rows, so only their rows cross to the host, in page-locked memory;
+/// they are sent with one all-to-all and the newcomers made on the device from their rows.
+/// Classes with pointer fields are refused at compile time (a pointer means nothing on another
+/// rank); objects of subclasses of T stay where they are (moving them as T would cut them down):
+/// only objects whose class is exactly T move. dist::migrate() is one call of a migration made for
+/// it.
 
 #include <algorithm>
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -55,69 +56,52 @@ constexpr bool no_pointer_fields() {
   }
 }
 
-/// Appends row i of `rows` to `out`, field by field.
-template <class T, std::size_t K = 0>
-void pack_row(const agent_columns<T>& rows, std::size_t i, std::vector<std::byte>& out) {
-  if constexpr (K < agent_columns<T>::field_count) {
-    const auto& value = rows.template column<K>()[i];
-    const auto* bytes = reinterpret_cast<const std::byte*>(&value);
-    out.insert(out.end(), bytes, bytes + sizeof value);
-    pack_row<T, K + 1>(rows, i, out);
-  }
-}
-
-/// The bytes of one packed row.
+/// The bytes of one packed row: T's fields one after another, in field-list order.
 template <class T, std::size_t K = 0>
 constexpr std::size_t row_bytes() {
-  if constexpr (K == agent_columns<T>::field_count) {
+  if constexpr (K == shoal::detail::all_fields_t<T>::size) {
     return 0;
   } else {
-    return sizeof(typename agent_columns<T>::template column_type<K>::value_type) + row_bytes<T, K + 1>();
+    return shoal::detail::field_at<T, K>::count * sizeof(typename shoal::detail::field_at<T, K>::element) + row_bytes<T, K + 1>();
   }
 }
 
-/// Reads row i of `rows` from `in` (row_bytes<T>() bytes).
+/// Writes object p's fields (K on) into `row`.
 template <class T, std::size_t K = 0>
-void unpack_row(const std::byte* in, agent_columns<T>& rows, std::size_t i) {
-  if constexpr (K < agent_columns<T>::field_count) {
-    auto& value = rows.template column<K>()[i];
-    std::memcpy(&value, in, sizeof value);
-    unpack_row<T, K + 1>(in + sizeof value, rows, i);
+SHOAL_HD void pack_row(std::uint64_t p, std::byte* row) {
+  if constexpr (K < shoal::detail::all_fields_t<T>::size) {
+    using element = typename shoal::detail::field_at<T, K>::element;
+    constexpr std::size_t count = shoal::detail::field_at<T, K>::count;
+    for (std::size_t e = 0; e < count; ++e) std::memcpy(row + e * sizeof(element), shoal::detail::field_element<T, K>(p, e), sizeof(element));
+    pack_row<T, K + 1>(p, row + count * sizeof(element));
   }
 }
 
-/// Makes one object of T per row, with the row's field values, through the allocator (so in the
-/// holes that departures leave, as births fill them) rather than runtime::upload, which takes
-/// fresh blocks only: a heap that objects keep leaving and entering would fill with part-empty
-/// blocks. Writes object i to made[i] (nullptr: none). Throws out_of_memory naming T when the
-/// heap cannot hold them.
-template <class T, class Heap>
-void make_from_rows(runtime<Heap>& rt, const agent_columns<T>& rows, T** made) {
-  const shoal::detail::uploaded_columns<T> staged(rows);
-  const shoal::detail::column_source<T> source = staged.source(nullptr);
-  rt.launch(rows.size(), [=] SHOAL_DEVICE(std::size_t i) {
-    void* slot = T::operator new(sizeof(T));
-    if (slot != nullptr) ::new (slot) shoal::detail::column_loader<T>(i, source);
-    made[i] = static_cast<T*>(slot);
-  });
-}
+/// Made in place of an object of T (the same type id, slot and block, as column_loader): writes
+/// every field from one packed row instead of running a constructor of T. `this` is the new
+/// object's encoded pointer.
+template <class T>
+class row_loader {
+ public:
+  SHOAL_DEVICE explicit row_loader(const std::byte* row) { read<0>(shoal::detail::bits_of(this), row); }
 
-/// Destroys the objects `gone` (in a function of its own: nvcc refuses a device lambda in a
-/// function whose template arguments include a local type, such as migrate's rule).
-template <class T, class Heap>
-void destroy_all(runtime<Heap>& rt, const std::vector<T*>& gone) {
-  if (gone.empty()) return;
-  arch::device_buffer<T*> objects(gone.size());
-  objects.upload(gone);
-  T** p = objects.data();
-  rt.launch(gone.size(), [=] SHOAL_DEVICE(std::size_t i) { destroy(p[i]); });
-}
+ private:
+  template <std::size_t K>
+  SHOAL_DEVICE static void read(std::uint64_t p, const std::byte* row) {
+    if constexpr (K < shoal::detail::all_fields_t<T>::size) {
+      using element = typename shoal::detail::field_at<T, K>::element;
+      constexpr std::size_t count = shoal::detail::field_at<T, K>::count;
+      for (std::size_t e = 0; e < count; ++e) std::memcpy(shoal::detail::field_element<T, K>(p, e), row + e * sizeof(element), sizeof(element));
+      read<K + 1>(p, row + count * sizeof(element));
+    }
+  }
+};
 
 /// One thread per block: the objects of exactly class T (type id `type`) whose destination is not
-/// `rank`. A first pass (`objects` nullptr) counts them and the destinations out of range (bad[0],
-/// and one of them in bad[1]); the second writes them and their destinations. A functor, not a
-/// lambda: the rule's type may be local to its caller, which nvcc refuses in a device lambda's
-/// enclosing function.
+/// `rank`, counted in *count and written, with their destinations, while there is room (the first
+/// `room`); the destinations out of range are counted in bad[0], one of them in bad[1]. A functor,
+/// not a lambda: the rule's type may be local to its caller, which nvcc refuses in a device
+/// lambda's enclosing function.
 template <class T, class Destination>
 struct leaver_scan {
   shoal::detail::heap_view h;
@@ -127,6 +111,7 @@ struct leaver_scan {
   unsigned long long* count;
   T** objects;
   int* to;
+  unsigned long long room;
   unsigned long long* bad;
 
   SHOAL_DEVICE void operator()(std::size_t b) const {
@@ -137,105 +122,200 @@ struct leaver_scan {
       const int d = destination(o);
       if (d == rank) continue;
       if (d < 0 || d >= ranks) {
-        if (objects == nullptr && arch::fetch_add(bad[0], 1ull) == 0) bad[1] = static_cast<unsigned long long>(d);
+        if (arch::fetch_add(bad[0], 1ull) == 0) bad[1] = static_cast<unsigned long long>(d);
         continue;
       }
       const unsigned long long k = arch::fetch_add(*count, 1ull);
-      if (objects != nullptr) objects[k] = o, to[k] = d;
+      if (k < room) objects[k] = o, to[k] = d;
     }
   }
 };
 
-/// The objects of exactly T that leave this rank, in heap order, and their destinations; `bad`
-/// says why not when the rule gave a rank out of range.
-template <class T, class Heap, class Destination>
-std::vector<std::pair<T*, int>> find_leavers(runtime<Heap>& rt, const context& ctx, Destination destination,
-                                             std::string& bad) {
-  rt.synchronize();  // the allocation stocks settled: the live words are exact
-  const shoal::detail::heap_view h = rt.view();
-  arch::device_buffer<unsigned long long> counters(4);  // the passes' counts, then bad[0..1]
-  counters.zero();
-  leaver_scan<T, Destination> scan{h, Heap::template type_id<T>, ctx.rank(), ctx.size(), destination,
-                                   counters.data(), nullptr, nullptr, counters.data() + 2};
-  rt.launch(h.blocks, scan);
-  const std::vector<unsigned long long> counted = counters.download();
-  if (counted[2] != 0)
-    bad = std::to_string(counted[2]) + " object(s) of rank " + std::to_string(ctx.rank()) + ", e.g. one with destination " +
-          std::to_string(static_cast<int>(counted[3])) + ", outside 0.." + std::to_string(ctx.size() - 1);
-  const std::size_t n = counted[0];
-  std::vector<std::pair<T*, int>> leavers(n);
-  if (n == 0) return leavers;
-  arch::device_buffer<T*> objects(n);
-  arch::device_buffer<int> to(n);
-  scan.count = counters.data() + 1, scan.objects = objects.data(), scan.to = to.data();
-  rt.launch(h.blocks, scan);
-  const std::vector<T*> o = objects.download();
-  const std::vector<int> d = to.download();
-  for (std::size_t i = 0; i < n; ++i) leavers[i] = {o[i], d[i]};
-  // Heap order, not the order the threads found them in: the same run sends the same messages.
-  std::sort(leavers.begin(), leavers.end(), [](const auto& a, const auto& b) {
-    return reinterpret_cast<std::uintptr_t>(a.first) < reinterpret_cast<std::uintptr_t>(b.first);
-  });
-  return leavers;
-}
-
 }  // namespace detail
 
-/// Moves every object of class T (exactly T) whose `destination(T*)`, a device function (e.g.
-/// `[=] SHOAL_DEVICE(Walker* w) { return w->home; }`), is another rank there; the destination must
-/// lie in [0, ctx.size()). A collective call: every rank calls it, with the same T. Throws
-/// shoal::error on every rank, before anything moves, if any rank's rule gave a rank out of range.
-/// If a receiving heap cannot hold its newcomers, that rank throws out_of_memory naming T and the
-/// others shoal::error (the objects sent to it are lost: the run cannot go on). Waits for the device.
-/// If `arrived` is given, it ends holding the objects made here (placing them is the caller's:
-/// band_space::move_across does it for a grid).
-template <class T, class Heap, class Destination>
-migrate_stats migrate(runtime<Heap>& rt, const context& ctx, Destination destination,
-                      arch::device_buffer<T*>* arrived = nullptr) {
+/// Moves objects of class T between ranks (see the file comment), keeping its device and
+/// page-locked buffers from call to call: a model that migrates every step keeps one.
+template <class T>
+class migration {
+ public:
   static_assert(detail::no_pointer_fields<T>(),
                 "shoal::dist::migrate: a class with pointer fields cannot move to another rank (the "
                 "pointers would mean nothing there); keep such links in a grid or by id");
-  std::string bad;
-  const std::vector<std::pair<T*, int>> leavers = detail::find_leavers<T>(rt, ctx, destination, bad);
-  // Every rank learns whether one of them failed before anyone destroys or sends a thing.
-  if (ctx.any(!bad.empty()))
-    throw error("shoal::dist::migrate<" + std::string(shoal::detail::type_name<T>()) + ">: " +
-                (bad.empty() ? "another rank's destination rule gave a rank out of range" : bad));
 
-  agent_columns<T> rows;
-  std::vector<T*> leaving(leavers.size());
-  for (std::size_t i = 0; i < leavers.size(); ++i) leaving[i] = leavers[i].first;
-  shoal::detail::columns_access::objects(rows) = leaving;
-  shoal::detail::download_columns(rows);
-  std::vector<std::vector<std::byte>> to(static_cast<std::size_t>(ctx.size()));
-  for (std::size_t i = 0; i < leavers.size(); ++i) detail::pack_row(rows, i, to[static_cast<std::size_t>(leavers[i].second)]);
+  migration() : counters_(4) {}
 
-  detail::destroy_all(rt, leaving);
-  const auto from = ctx.exchange(to);
+  /// Moves every object of class T (exactly T) whose `destination(T*)`, a device function (e.g.
+  /// `[=] SHOAL_DEVICE(Walker* w) { return w->home; }`), is another rank there; the destination
+  /// must lie in [0, ctx.size()). A collective call: every rank calls it, with the same T. Throws
+  /// shoal::error on every rank, before anything moves, if any rank's rule gave a rank out of
+  /// range. If a receiving heap cannot hold its newcomers, that rank throws out_of_memory naming
+  /// T and the others shoal::error (the objects sent to it are lost: the run cannot go on). Waits
+  /// for the device. Afterwards arrived() holds the objects made here (placing them is the
+  /// caller's: band_space::move_across does it for a grid).
+  template <class Heap, class Destination>
+  migrate_stats operator()(runtime<Heap>& rt, const context& ctx, Destination destination) {
+    const std::size_t n = find_leavers(rt, ctx, destination);
+    // Heap order within each destination, not the order the threads found them in: the same run
+    // sends the same messages.
+    std::vector<T*> objects(n);
+    std::vector<int> to(n);
+    arch::copy_to_host(objects.data(), found_.data(), n * sizeof(T*));
+    arch::copy_to_host(to.data(), found_to_.data(), n * sizeof(int));
+    std::vector<std::size_t> order(n);
+    for (std::size_t i = 0; i < n; ++i) order[i] = i;
+    std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+      if (to[a] != to[b]) return to[a] < to[b];
+      return reinterpret_cast<std::uintptr_t>(objects[a]) < reinterpret_cast<std::uintptr_t>(objects[b]);
+    });
+    std::vector<T*> leaving(n);
+    std::vector<std::size_t> per_rank(static_cast<std::size_t>(ctx.size()), 0);
+    for (std::size_t i = 0; i < n; ++i) leaving[i] = objects[order[i]], ++per_rank[static_cast<std::size_t>(to[order[i]])];
+    const std::byte* rows = pack_and_destroy(rt, leaving);
+    std::vector<std::vector<std::byte>> out(static_cast<std::size_t>(ctx.size()));
+    for (std::size_t r = 0, at = 0; r < per_rank.size(); at += per_rank[r++] * bytes)
+      out[r].assign(rows + at, rows + at + per_rank[r] * bytes);
 
-  constexpr std::size_t bytes = detail::row_bytes<T>();
-  std::size_t arriving = 0;
-  for (const auto& message : from) arriving += message.size() / bytes;
-  agent_columns<T> newcomers(arriving);
-  std::size_t row = 0;
-  for (const auto& message : from)
-    for (std::size_t at = 0; at + bytes <= message.size(); at += bytes) detail::unpack_row(message.data() + at, newcomers, row++);
-  // A rank whose heap cannot hold its newcomers says so to the others, which would otherwise wait
-  // for it in their next collective call.
-  std::exception_ptr failure;
-  try {
-    arch::device_buffer<T*> made(arriving);
-    if (arriving != 0) detail::make_from_rows(rt, newcomers, made.data());
-    if (arrived != nullptr) *arrived = std::move(made);
-  } catch (const error&) {
-    failure = std::current_exception();
+    const auto from = ctx.size() > 1 ? ctx.exchange(out) : std::vector<std::vector<std::byte>>(1);
+    std::size_t arriving = 0;
+    for (const auto& message : from) arriving += message.size() / bytes;
+    // A rank whose heap cannot hold its newcomers says so to the others, which would otherwise
+    // wait for it in their next collective call.
+    std::exception_ptr failure;
+    try {
+      make(rt, from, arriving);
+    } catch (const error&) {
+      failure = std::current_exception();
+    }
+    if (ctx.any(failure != nullptr)) {
+      if (failure != nullptr) std::rethrow_exception(failure);
+      throw error("shoal::dist::migrate<" + std::string(shoal::detail::type_name<T>()) +
+                  ">: another rank could not make the objects it received");
+    }
+    return {n, arriving};
   }
-  if (ctx.any(failure != nullptr)) {
-    if (failure != nullptr) std::rethrow_exception(failure);
-    throw error("shoal::dist::migrate<" + std::string(shoal::detail::type_name<T>()) +
-                ">: another rank could not make the objects it received");
+
+  /// The objects the last call made here (device array of arrived_count(); nullptr entries for
+  /// none).
+  T* const* arrived() const { return made_.data(); }
+  /// How many the last call made here.
+  std::size_t arrived_count() const { return arrived_; }
+
+  // Helpers of operator(), public only because nvcc refuses device lambdas in private member
+  // functions (and in functions whose template arguments include a local type: the rule's).
+
+  /// Finds this rank's leavers (found_, found_to_) and returns their number; throws on every rank
+  /// when a rule gave a rank out of range.
+  template <class Heap, class Destination>
+  std::size_t find_leavers(runtime<Heap>& rt, const context& ctx, Destination destination) {
+    for (;;) {
+      arch::fill_bytes_enqueued(counters_.data(), 0, counters_.bytes());
+      rt.launch_async(rt.view().blocks,
+                      detail::leaver_scan<T, Destination>{rt.view(), Heap::template type_id<T>, ctx.rank(), ctx.size(), destination,
+                                                          counters_.data(), found_.data(), found_to_.data(), found_.size(),
+                                                          counters_.data() + 1});
+      arch::copy_to_host_enqueued(seen_.get(), counters_.data(), counters_.bytes());
+      rt.synchronize();
+      const unsigned long long* c = seen_.get()->data();
+      const std::size_t n = c[0];
+      // Every rank learns whether one of them failed, or must look again with more room, before
+      // any goes on (they must make the same collective calls).
+      const std::vector<std::uint64_t> any = ctx.sum({c[1] != 0 ? 1u : 0u, n > found_.size() ? 1u : 0u});
+      if (any[0] != 0)
+        throw error("shoal::dist::migrate<" + std::string(shoal::detail::type_name<T>()) + ">: " +
+                    (c[1] != 0 ? std::to_string(c[1]) + " object(s) of rank " + std::to_string(ctx.rank()) +
+                                     ", e.g. one with destination " + std::to_string(static_cast<int>(c[2])) + ", outside 0.." +
+                                     std::to_string(ctx.size() - 1)
+                               : std::string("another rank's destination rule gave a rank out of range")));
+      if (any[1] == 0) return n;
+      if (n > found_.size()) found_ = arch::device_buffer<T*>(2 * n), found_to_ = arch::device_buffer<int>(2 * n);
+    }
   }
-  return {leaving.size(), arriving};
+
+  /// Packs the objects `leaving` into rows on the device, destroys them, and returns the rows in
+  /// page-locked host memory.
+  template <class Heap>
+  const std::byte* pack_and_destroy(runtime<Heap>& rt, const std::vector<T*>& leaving) {
+    if (leaving.empty()) return nullptr;
+    ensure(leaving_, leaving.size());
+    arch::copy_to_device(leaving_.data(), leaving.data(), leaving.size() * sizeof(T*));
+    ensure(rows_, leaving.size() * bytes);
+    T* const* objects = leaving_.data();
+    std::byte* rows = rows_.data();
+    rt.launch_async(leaving.size(), [=] SHOAL_DEVICE(std::size_t i) {
+      detail::pack_row<T>(shoal::detail::bits_of(objects[i]), rows + i * bytes);
+      destroy(objects[i]);
+    });
+    std::byte* host = stage(leaving.size() * bytes);
+    arch::copy_to_host_enqueued(host, rows, leaving.size() * bytes);
+    rt.synchronize();
+    return host;
+  }
+
+  /// Makes one object of T per row of the messages `from` (`arriving` rows in all) through the
+  /// allocator (so in the holes that departures leave, as births fill them) rather than
+  /// runtime::upload, which takes fresh blocks only. Throws out_of_memory naming T when the heap
+  /// cannot hold them.
+  template <class Heap>
+  void make(runtime<Heap>& rt, const std::vector<std::vector<std::byte>>& from, std::size_t arriving) {
+    arrived_ = arriving;
+    if (arriving == 0) return;
+    std::byte* host = stage(arriving * bytes);
+    for (std::size_t at = 0; const auto& message : from) {
+      std::memcpy(host + at, message.data(), message.size() - message.size() % bytes);
+      at += message.size() - message.size() % bytes;
+    }
+    ensure(rows_, arriving * bytes);
+    ensure(made_, arriving);
+    std::byte* rows = rows_.data();
+    T** made = made_.data();
+    arch::copy_to_device_enqueued(rows, host, arriving * bytes);
+    rt.launch_async(arriving, [=] SHOAL_DEVICE(std::size_t i) {
+      void* slot = T::operator new(sizeof(T));
+      if (slot != nullptr) ::new (slot) detail::row_loader<T>(rows + i * bytes);
+      made[i] = static_cast<T*>(slot);
+    });
+    rt.synchronize();
+  }
+
+ private:
+  static constexpr std::size_t bytes = detail::row_bytes<T>();
+
+  template <class U>
+  static void ensure(arch::device_buffer<U>& b, std::size_t n) {
+    if (b.size() < n) b = arch::device_buffer<U>(n + n / 2);
+  }
+  std::byte* stage(std::size_t n) {
+    if (staging_.size() < n) {
+      arch::synchronize();  // an enqueued copy may still read the old buffer
+      staging_ = arch::pinned_bytes(n + n / 2);
+    }
+    return staging_.data();
+  }
+
+  arch::device_buffer<unsigned long long> counters_;  // leavers, out-of-range count, one of them
+  arch::pinned_value<std::array<unsigned long long, 4>> seen_;
+  arch::device_buffer<T*> found_;
+  arch::device_buffer<int> found_to_;
+  arch::device_buffer<T*> leaving_;
+  arch::device_buffer<std::byte> rows_;
+  arch::device_buffer<T*> made_;
+  arch::pinned_bytes staging_;
+  std::size_t arrived_ = 0;
+};
+
+/// One migration of T (see migration::operator()); if `arrived` is given, it ends holding the
+/// objects made here. A model that migrates every step keeps a dist::migration instead, whose
+/// buffers serve every call.
+template <class T, class Heap, class Destination>
+migrate_stats migrate(runtime<Heap>& rt, const context& ctx, Destination destination,
+                      arch::device_buffer<T*>* arrived = nullptr) {
+  migration<T> m;
+  const migrate_stats moved = m(rt, ctx, destination);
+  if (arrived != nullptr) {
+    *arrived = arch::device_buffer<T*>(m.arrived_count());
+    arch::copy_on_device(arrived->data(), m.arrived(), m.arrived_count() * sizeof(T*));
+  }
+  return moved;
 }
 
 }  // namespace shoal::dist
