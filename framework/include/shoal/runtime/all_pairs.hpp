@@ -183,33 +183,26 @@ struct own_partners {
   }
 };
 
-/// The whole interaction over the objects of concrete class T (type id `type`, `Capacity`
-/// slots per block). `list` holds room for every block of the heap. `share(values, n)` is given
-/// the objects' values, gathered on the device in object order, and returns the partners (see
-/// runtime::all_pairs). Waits once, for the number of objects; the rest is enqueued.
-template <class T, std::uint32_t Capacity, class Op, class Share = own_partners>
-void all_pairs(const heap_view& h, const heap_view* device_view, std::uint32_t type,
-               std::uint32_t* list, all_pairs_scratch& scratch, const Op& op, Share share = {}) {
+/// all_pairs' first part: lists T's blocks in order and gathers what each object shows the others
+/// (`values`) and the objects (`objects`), in object order, into scratch; returns their number.
+/// Waits once, for that number.
+template <class T, std::uint32_t Capacity, class Op>
+std::uint64_t gather_pair_values(const heap_view& h, const heap_view* device_view, std::uint32_t type, std::uint32_t* list,
+                                 all_pairs_scratch& scratch, const Op& op, typename Op::value*& values, T**& objects) {
   using value = typename Op::value;
-  using accumulator = typename Op::accumulator;
-  static_assert(std::is_trivially_copyable_v<Op> && std::is_trivially_copyable_v<value> &&
-                    std::is_trivially_copyable_v<accumulator>,
-                "an all-pairs interaction, its value and its accumulator must be trivially copyable");
   if (scratch.first_object.size() < h.blocks) scratch.first_object = arch::device_buffer<std::uint32_t>(h.blocks);
   std::uint32_t* first = scratch.first_object.data();
   list_blocks_in_order(h, type, list, first, scratch.totals.data());
   const listing_totals totals = scratch.totals.read(0);
   const std::uint64_t n = totals.objects;
-  if (n == 0) {
-    (void)share(static_cast<value*>(nullptr), 0);  // collective for a share over ranks
-    return;
-  }
+  values = nullptr, objects = nullptr;
+  if (n == 0) return 0;
 
   const std::size_t values_bytes = round_up_256(n * sizeof(value));
   const std::size_t objects_bytes = round_up_256(n * sizeof(T*));
   std::byte* base = scratch.reserve(values_bytes + objects_bytes);
-  auto* values = reinterpret_cast<value*>(base);
-  auto* objects = reinterpret_cast<T**>(base + values_bytes);
+  value* out_values = values = reinterpret_cast<value*>(base);
+  T** out_objects = objects = reinterpret_cast<T**>(base + values_bytes);
 
   // Gather: object k of the dense order is slot `slot` of listed block `pos`.
   std::byte* data = h.data;
@@ -225,11 +218,20 @@ void all_pairs(const heap_view& h, const heap_view* device_view, std::uint32_t t
         if (((live >> slot) & 1u) == 0) return;
         const std::uint64_t k = first[pos] + arch::popc(live & ((std::uint64_t{1} << slot) - 1));
         T* object = reinterpret_cast<T*>(encode_pointer(data + b * block_bytes, slot, Capacity, type));
-        values[k] = op.project(object);
-        objects[k] = object;
+        out_values[k] = op.project(object);
+        out_objects[k] = object;
       },
       device_view);
-  const partner_values<value> partners = share(values, n);
+  return n;
+}
+
+/// all_pairs' second part: each of the n `objects` sums its interactions with every partner but
+/// itself and applies the result. Enqueued.
+template <class T, class Op>
+void interact_with_partners(const heap_view* device_view, all_pairs_scratch& scratch, const Op& op, T* const* objects,
+                            std::uint64_t n, const partner_values<typename Op::value>& partners) {
+  using value = typename Op::value;
+  using accumulator = typename Op::accumulator;
   const value* all = partners.values;
   const std::uint64_t count = partners.count, self_begin = partners.self_begin;
 
@@ -269,6 +271,7 @@ void all_pairs(const heap_view& h, const heap_view* device_view, std::uint32_t t
     }
   }
 #else
+  (void)scratch;
   (void)slice_length;
   (void)partial;
   arch::for_each_index(
@@ -282,6 +285,25 @@ void all_pairs(const heap_view& h, const heap_view* device_view, std::uint32_t t
       },
       device_view);
 #endif
+}
+
+/// The whole interaction over the objects of concrete class T (type id `type`, `Capacity`
+/// slots per block). `list` holds room for every block of the heap. `share(values, n)` is given
+/// the objects' values, gathered on the device in object order, and returns the partners (see
+/// runtime::all_pairs). Waits once, for the number of objects; the rest is enqueued. (No device
+/// lambda here: nvcc refuses one in a function whose template arguments include a local type,
+/// such as a lambda's for `share`.)
+template <class T, std::uint32_t Capacity, class Op, class Share = own_partners>
+void all_pairs(const heap_view& h, const heap_view* device_view, std::uint32_t type,
+               std::uint32_t* list, all_pairs_scratch& scratch, const Op& op, Share share = {}) {
+  static_assert(std::is_trivially_copyable_v<Op> && std::is_trivially_copyable_v<typename Op::value> &&
+                    std::is_trivially_copyable_v<typename Op::accumulator>,
+                "an all-pairs interaction, its value and its accumulator must be trivially copyable");
+  typename Op::value* values = nullptr;
+  T** objects = nullptr;
+  const std::uint64_t n = gather_pair_values<T, Capacity>(h, device_view, type, list, scratch, op, values, objects);
+  const partner_values<typename Op::value> partners = share(values, n);  // collective for a share over ranks
+  if (n != 0) interact_with_partners<T>(device_view, scratch, op, objects, n, partners);
 }
 
 }  // namespace detail
