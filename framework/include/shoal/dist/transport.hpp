@@ -67,6 +67,11 @@ class channel {
     check(MPI_Comm_dup(MPI_COMM_WORLD, &comm_), "MPI_Comm_dup");
 #if defined(SHOAL_DIST_NCCL)
     if (how_ == transport::nccl) {
+      // NCCL refuses two ranks on one GPU ("invalid usage"); say why, on every rank, first.
+      if (ctx.any(ctx.local_size() > arch::device_count()))
+        throw error("SHOAL_DIST_TRANSPORT=nccl needs a GPU per rank, and " + std::to_string(ctx.local_size()) +
+                    " ranks share " + std::to_string(arch::device_count()) +
+                    " GPU(s) on a machine of this run: use the host transport (the default)");
       ncclUniqueId id{};
       if (ctx.root()) check_nccl(ncclGetUniqueId(&id), "ncclGetUniqueId");
       check(MPI_Bcast(&id, sizeof id, MPI_BYTE, 0, comm_), "MPI_Bcast");
