@@ -138,6 +138,46 @@ TEST(AllPairs, EveryOrderedPairOfLiveObjectsInteractsOnce) {
   }
 }
 
+/// all_pairs(op, share): partners from outside the heap (other ranks' objects in nbody_mpi), the
+/// heap's own among them at an offset that is no multiple of the GPU's tile, so an object's own
+/// value falls in a different tile from its neighbours': each object meets every partner but
+/// itself, sliced and unsliced.
+TEST(AllPairs, PartnersFromOutsideTheHeapAreEveryOneButTheObjectItself) {
+  SHOAL_REQUIRE_DEVICE();
+  const std::uint64_t n = 2000 / (scale_down > 1 ? 4 : 1), before = 77, after = 3001 / (scale_down > 1 ? 4 : 1);
+  runtime<PairHeap> rt(std::size_t{16} << 20);
+  rt.parallel_new<Point>(n);
+  rt.synchronize();
+  std::vector<unsigned long long> all(before + n + after);
+  for (std::uint64_t j = 0; j < all.size(); ++j) all[j] = 1000000 + j;  // the others' ids
+  arch::device_buffer<unsigned long long> partners(all.size());
+  partners.upload(all);
+  unsigned long long total = 0;
+  for (std::uint64_t j = 0; j < before; ++j) total += all[j];
+  for (std::uint64_t j = before + n; j < all.size(); ++j) total += all[j];
+  for (std::uint64_t i = 0; i < n; ++i) total += i;  // the heap's own, ids 0..n-1
+  for (int sliced = 0; sliced < 2; ++sliced) {
+    std::uint64_t shared = 0;
+    const auto share = [&](unsigned long long* mine, std::uint64_t count) {
+      shared = count;
+      std::vector<unsigned long long> own(count);
+      arch::copy_to_host(own.data(), mine, count * sizeof(unsigned long long));
+      for (std::uint64_t k = 0; k < count; ++k) EXPECT_EQ(own[k], k) << "object order";
+      arch::copy_on_device(partners.data() + before, mine, count * sizeof(unsigned long long));
+      return detail::partner_values<unsigned long long>{partners.data(), all.size(), before};
+    };
+    if (sliced) rt.all_pairs<Point>(count_partners{}, share);
+    else rt.all_pairs<Point>(count_partners_unsliced{}, share);
+    rt.synchronize();
+    EXPECT_EQ(shared, n);
+    for (const point_result& p : download_points(rt, n)) {
+      ASSERT_NE(p.id, ~0ull);
+      ASSERT_EQ(p.partners, all.size() - 1) << "point " << p.id << (sliced ? " (sliced)" : "");
+      ASSERT_EQ(p.partner_ids, total - p.id) << "point " << p.id << (sliced ? " (sliced)" : "");
+    }
+  }
+}
+
 TEST(AllPairs, GravityMatchesAHostReferenceAndIsReproducible) {
   SHOAL_REQUIRE_DEVICE();
   const std::uint64_t n = 3000 / scale_down + 7;
