@@ -268,6 +268,15 @@ class pinned_bytes {
   std::byte* data() const { return data_; }
   /// Size in bytes.
   std::size_t size() const { return size_; }
+  /// data(), after growing to at least `bytes` (half as much again) if it is smaller; growing
+  /// first waits for the device, whose enqueued copies may still read the old buffer.
+  std::byte* at_least(std::size_t bytes) {
+    if (size_ < bytes) {
+      synchronize();
+      *this = pinned_bytes(bytes + bytes / 2);
+    }
+    return data_;
+  }
 
  private:
   void release() noexcept {

@@ -23,6 +23,19 @@
 
 namespace shoal::dist {
 
+namespace detail {
+
+/// Throws shoal::error with MPI's own message unless rc is MPI_SUCCESS.
+inline void check_mpi(int rc, const char* call) {
+  if (rc == MPI_SUCCESS) return;
+  char text[MPI_MAX_ERROR_STRING] = {};
+  int length = 0;
+  if (MPI_Error_string(rc, text, &length) != MPI_SUCCESS) length = 0;
+  throw error(std::string("shoal::dist: ") + call + " failed: " + std::string(text, static_cast<std::size_t>(length)));
+}
+
+}  // namespace detail
+
 /// MPI for this process. Starts MPI (one thread calls it: MPI_THREAD_FUNNELED) unless it is
 /// running already, and finalizes it on destruction if it started it. Errors of the calls below
 /// throw shoal::error with MPI's own message; every rank must make the same collective calls in
@@ -136,13 +149,7 @@ class context {
   void barrier() const { check(MPI_Barrier(MPI_COMM_WORLD), "MPI_Barrier"); }
 
  private:
-  static void check(int rc, const char* call) {
-    if (rc == MPI_SUCCESS) return;
-    char text[MPI_MAX_ERROR_STRING] = {};
-    int length = 0;
-    if (MPI_Error_string(rc, text, &length) != MPI_SUCCESS) length = 0;
-    throw error(std::string("shoal::dist: ") + call + " failed: " + std::string(text, static_cast<std::size_t>(length)));
-  }
+  static void check(int rc, const char* call) { detail::check_mpi(rc, call); }
   /// MPI counts are ints: a message (or all of one rank's messages together) over 2^31 - 1 bytes
   /// is refused rather than cut.
   static int count_of(std::size_t n) {

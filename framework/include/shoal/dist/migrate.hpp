@@ -284,13 +284,7 @@ class migration {
   static void ensure(arch::device_buffer<U>& b, std::size_t n) {
     if (b.size() < n) b = arch::device_buffer<U>(n + n / 2);
   }
-  std::byte* stage(std::size_t n) {
-    if (staging_.size() < n) {
-      arch::synchronize();  // an enqueued copy may still read the old buffer
-      staging_ = arch::pinned_bytes(n + n / 2);
-    }
-    return staging_.data();
-  }
+  std::byte* stage(std::size_t n) { return staging_.at_least(n); }
 
   arch::device_buffer<unsigned long long> counters_;  // leavers, out-of-range count, one of them
   arch::pinned_value<std::array<unsigned long long, 4>> seen_;

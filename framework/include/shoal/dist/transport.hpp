@@ -101,22 +101,10 @@ class channel {
 
   /// At least `bytes` of page-locked host memory (grown after a wait for the device, whose
   /// enqueued copies may still read the old buffer).
-  std::byte* stage(std::size_t bytes) {
-    if (stage_.size() < bytes) {
-      arch::synchronize();
-      stage_ = arch::pinned_bytes(bytes);
-    }
-    return stage_.data();
-  }
+  std::byte* stage(std::size_t bytes) { return stage_.at_least(bytes); }
 
   /// Throws shoal::error with MPI's message unless rc is MPI_SUCCESS.
-  static void check(int rc, const char* call) {
-    if (rc == MPI_SUCCESS) return;
-    char text[MPI_MAX_ERROR_STRING] = {};
-    int length = 0;
-    if (MPI_Error_string(rc, text, &length) != MPI_SUCCESS) length = 0;
-    throw error(std::string("shoal::dist: ") + call + " failed: " + std::string(text, static_cast<std::size_t>(length)));
-  }
+  static void check(int rc, const char* call) { check_mpi(rc, call); }
 #if defined(SHOAL_DIST_NCCL)
   /// Throws shoal::error with NCCL's message unless rc is ncclSuccess.
   static void check_nccl(ncclResult_t rc, const char* call) {
