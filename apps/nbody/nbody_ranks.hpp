@@ -27,14 +27,15 @@ class ranked_bodies {
   /// Rank ctx.rank()'s share of a run of n bodies. Collective.
   ranked_bodies(shoal::runtime<Space>& rt, const shoal::dist::context& ctx, std::uint64_t n, std::uint64_t seed,
                 const parameters& p)
-      : rt_(&rt), ctx_(&ctx), seed_(seed), p_(p),
-        first_(n * static_cast<std::uint64_t>(ctx.rank()) / static_cast<std::uint64_t>(ctx.size())),
-        last_(n * static_cast<std::uint64_t>(ctx.rank() + 1) / static_cast<std::uint64_t>(ctx.size())),
-        gatherer_(ctx), all_(ctx.size() > 1 ? n : 0) {
-    for (int r = 0; r < ctx.size(); ++r) {
-      const auto share_of = [&](int q) { return n * static_cast<std::uint64_t>(q) / static_cast<std::uint64_t>(ctx.size()); };
-      part_bytes_.push_back((share_of(r + 1) - share_of(r)) * sizeof(gravity::value));
-    }
+      : rt_(&rt), ctx_(&ctx), seed_(seed), p_(p), first_(first_of(n, ctx.rank(), ctx.size())),
+        last_(first_of(n, ctx.rank() + 1, ctx.size())), gatherer_(ctx), all_(ctx.size() > 1 ? n : 0) {
+    for (int r = 0; r < ctx.size(); ++r)
+      part_bytes_.push_back((first_of(n, r + 1, ctx.size()) - first_of(n, r, ctx.size())) * sizeof(gravity::value));
+  }
+
+  /// The first body of rank r of `ranks` in a run of n (r = ranks: n).
+  static std::uint64_t first_of(std::uint64_t n, int r, int ranks) {
+    return n * static_cast<std::uint64_t>(r) / static_cast<std::uint64_t>(ranks);
   }
 
   /// How many bodies this rank holds.
