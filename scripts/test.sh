@@ -20,7 +20,9 @@
 #                    examples/downstream built against its install, not run. It emits PTX
 #                    without SASS and leaves host code unoptimized (the cuda-check preset): ptxas
 #                    and g++ -O3 were half of each translation unit's time, and what runs nowhere
-#                    need not be optimized
+#                    need not be optimized. The nine apps' programs are left out (their models,
+#                    command lines and checkpoints are in the GPU tests it compiles; their drivers
+#                    and views are compiled by every cuda-release build on the GPU machine)
 #
 # The cpu tests run -j$(nproc): each test is its own process and most use one core for a moment,
 # so a second one fills the gaps (under ASan 437 -> 261 s on two cores).
