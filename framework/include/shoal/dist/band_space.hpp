@@ -410,7 +410,7 @@ class band_space {
     arch::copy_to_host_enqueued(seen_.get(), counts_.data(), sizeof(detail::mover_counts));
     std::exception_ptr failure;
     try {
-      rt_->synchronize();
+      rt_->wait();  // the stocks keep their reservations for the next phase's births
     } catch (const error&) {
       failure = std::current_exception();
     }

@@ -214,7 +214,7 @@ class migration {
                                                           counters_.data(), found_.data(), found_to_.data(), found_.size(),
                                                           counters_.data() + 1});
       arch::copy_to_host_enqueued(seen_.get(), counters_.data(), counters_.bytes());
-      rt.synchronize();
+      rt.wait();  // stocks kept: the step's births go on after the migration
       const unsigned long long* c = seen_.get()->data();
       const std::size_t n = c[0];
       // Every rank learns whether one of them failed, or must look again with more room, before
@@ -247,7 +247,7 @@ class migration {
     });
     std::byte* host = stage(leaving.size() * bytes);
     arch::copy_to_host_enqueued(host, rows, leaving.size() * bytes);
-    rt.synchronize();
+    rt.wait();
     return host;
   }
 
@@ -274,7 +274,7 @@ class migration {
       if (slot != nullptr) ::new (slot) detail::row_loader<T>(rows + i * bytes);
       made[i] = static_cast<T*>(slot);
     });
-    rt.synchronize();
+    rt.wait();
   }
 
  private:

@@ -376,10 +376,10 @@ class runtime {
   const arch::launch_graphs& do_all_graphs() const { return launch_graphs_; }
 
   /// Enqueues the return of what the allocation stocks reserved and no request took, if a launch
-  /// or do-all ran since the last time: at every wait (synchronize(), so launch() too) and before
-  /// the runtime reads block headers (stats, verify, download, checkpoints, defragmentation), so
-  /// that free-slot words are exact and no class's reservations outlive a wait; code that reads
-  /// view() itself calls it too. Between waits stocks keep what they hold from launch to launch,
+  /// or do-all ran since the last time: at every synchronize() (so launch() too; not wait()) and
+  /// before the runtime reads block headers (stats, verify, download, checkpoints,
+  /// defragmentation), so that free-slot words are exact; code that reads view() itself calls it
+  /// too. Between waits stocks keep what they hold from launch to launch,
   /// and whatever enumerates objects on the device reads heap_view::live. (A flush after every
   /// launch and do-all cost a kernel, 4.5-5 µs on the H100: a fifth of Sugarscape's step.)
   /// Const: it changes no object.
@@ -393,6 +393,16 @@ class runtime {
   /// copied with the work, so this is one wait (a cudaMemcpy after it cost another round trip).
   void synchronize() {
     settle_stocks();
+    wait();
+  }
+
+  /// Waits for all device work and reports recorded errors, as synchronize() does, but leaves
+  /// what the allocation stocks reserved in place: for a wait inside a model's step (the
+  /// distributed layer's exchanges wait every phase), after which the step's births find their
+  /// stocks ready instead of preparing again, and no flush kernel runs. Code that then reads the
+  /// heap's blocks itself calls synchronize() or settle_stocks(); what the runtime reads (stats,
+  /// downloads, checkpoints) settles them first anyway.
+  void wait() {
     arch::copy_to_host_enqueued(errors_seen_.get(), view_.errors, sizeof(detail::heap_errors));
     arch::synchronize();
     report_errors(*errors_seen_.get());
