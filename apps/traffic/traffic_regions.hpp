@@ -18,7 +18,8 @@
 /// (car.hpp), and the census is a sum.
 ///
 /// Cost: each step a byte per cell in sight across a strip edge, and the migrating cars' rows,
-/// staged through host memory: correct for any rank count, not yet fast.
+/// staged through page-locked host memory, with two waits for the device: correct for any rank
+/// count, not yet fast.
 
 #include <algorithm>
 #include <cstdint>
@@ -115,10 +116,13 @@ class region_simulation {
   /// Step 2 (collective): this rank's occupied cells, and those of the other ranks' cells that its
   /// cars may look at (cells_in_sight), each owner sending a byte per cell asked for.
   void share_occupancy() {
+    shoal::runtime<TrafficHeap>& rt = model_.runtime();
     Car* const* occupant = model_.view().occupant;
     std::uint64_t* bits = occupied_.data();
     const std::uint64_t cells = owner_host_.size();
-    model_.runtime().launch(occupied_.size(), [=] SHOAL_DEVICE(std::size_t w) {
+    // Enqueued, and one wait (runtime::wait: the stocks keep their reservations for the step's
+    // births) for the flags asked for to reach page-locked memory.
+    rt.launch_async(occupied_.size(), [=] SHOAL_DEVICE(std::size_t w) {
       std::uint64_t word = 0;
       for (std::uint64_t b = 0; b < 64 && w * 64 + b < cells; ++b)
         if (occupant[w * 64 + b] != nullptr) word |= std::uint64_t{1} << b;
@@ -126,23 +130,30 @@ class region_simulation {
     });
     const std::uint32_t* served = served_.data();
     std::uint8_t* served_flags = served_flags_.data();
-    model_.runtime().launch(served_.size(), [=] SHOAL_DEVICE(std::size_t i) {
+    rt.launch_async(served_.size(), [=] SHOAL_DEVICE(std::size_t i) {
       served_flags[i] = occupant[served[i]] != nullptr ? 1 : 0;
     });
-    const std::vector<std::uint8_t> flags = served_flags_.download();
+    std::byte* flags = flags_out_.at_least(served_.size());
+    if (served_.size() != 0) shoal::arch::copy_to_host_enqueued(flags, served_flags, served_.size());
+    rt.wait();
     std::vector<std::vector<std::byte>> to(served_from_.size() - 1);
-    for (std::size_t q = 0; q + 1 < served_from_.size(); ++q)
-      to[q].assign(reinterpret_cast<const std::byte*>(flags.data()) + served_from_[q],
-                   reinterpret_cast<const std::byte*>(flags.data()) + served_from_[q + 1]);
-    std::vector<std::uint8_t> seen;
-    for (const auto& message : ctx_->exchange(to))
-      for (const std::byte b : message) seen.push_back(static_cast<std::uint8_t>(b));
-    if (seen.size() != sighted_.size()) throw shoal::error("traffic_mpi: an owner sent the occupancy of other cells than asked");
-    if (seen.empty()) return;
-    sighted_flags_.upload(seen);
+    for (std::size_t q = 0; q + 1 < served_from_.size(); ++q) to[q].assign(flags + served_from_[q], flags + served_from_[q + 1]);
+    const std::vector<std::vector<std::byte>> answers = ctx_->exchange(to);
+    std::size_t seen = 0;
+    for (const auto& message : answers) seen += message.size();
+    if (seen != sighted_.size()) throw shoal::error("traffic_mpi: an owner sent the occupancy of other cells than asked");
+    if (seen == 0) return;
+    // The last step's copy from this buffer is done: rt.wait() above waited for it.
+    std::byte* in = flags_in_.at_least(seen);
+    for (std::size_t at = 0; const auto& message : answers) {
+      if (message.empty()) continue;
+      std::memcpy(in + at, message.data(), message.size());
+      at += message.size();
+    }
+    std::uint8_t* sighted_flags = sighted_flags_.data();
+    shoal::arch::copy_to_device_enqueued(sighted_flags, in, seen);
     const std::uint32_t* sighted = sighted_.data();
-    const std::uint8_t* sighted_flags = sighted_flags_.data();
-    model_.runtime().launch(sighted_.size(), [=] SHOAL_DEVICE(std::size_t i) {
+    rt.launch_async(seen, [=] SHOAL_DEVICE(std::size_t i) {
       const std::uint32_t c = sighted[i];
       if (sighted_flags[i] != 0) shoal::arch::or_relaxed(bits[c / 64], std::uint64_t{1} << (c % 64));
     });
@@ -215,7 +226,7 @@ class region_simulation {
   /// member functions.)
   void place(Car* const* cars, std::size_t n) {
     Car** occupant = model_.view().occupant;
-    model_.runtime().launch(n, [=] SHOAL_DEVICE(std::size_t i) {
+    model_.runtime().launch_async(n, [=] SHOAL_DEVICE(std::size_t i) {
       Car* car = cars[i];
       if (car != nullptr) occupant[car->position] = car;
     });
@@ -233,6 +244,7 @@ class region_simulation {
   shoal::arch::device_buffer<std::uint8_t> served_flags_;   ///< whether each is occupied
   shoal::arch::device_buffer<std::uint32_t> sighted_;       ///< other ranks' cells in sight, by owner
   shoal::arch::device_buffer<std::uint8_t> sighted_flags_;  ///< whether each is occupied
+  shoal::arch::pinned_bytes flags_out_, flags_in_;          ///< served_flags_ and sighted_flags_ on the host
   shoal::dist::migration<Car> moves_;                       ///< step 4's buffers
 };
 
