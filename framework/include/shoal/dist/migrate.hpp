@@ -11,7 +11,8 @@
 ///   const auto moved = moves(rt, ctx, [band] SHOAL_DEVICE(Walker* w) { return band.rank_of_row(w->y); });
 ///
 /// The leavers are found on the device (one thread per block reads its live slots and asks the
-/// rule) and packed there into rows, so only their rows cross to the host, in page-locked memory;
+/// rule, counting them per destination) and packed there into rows grouped by destination, so
+/// only their counts and rows cross to the host, in page-locked memory (two waits);
 /// they are sent with one all-to-all and the newcomers made on the device from their rows.
 /// Classes with pointer fields are refused at compile time (a pointer means nothing on another
 /// rank); objects of subclasses of T stay where they are (moving them as T would cut them down):
@@ -98,8 +99,9 @@ class row_loader {
 };
 
 /// One thread per block: the objects of exactly class T (type id `type`) whose destination is not
-/// `rank`, counted in *count and written, with their destinations, while there is room (the first
-/// `room`); the destinations out of range are counted in bad[0], one of them in bad[1]. A functor,
+/// `rank`, counted in *count and per destination in per_rank[d], and written, with their
+/// destinations, while there is room (the first `room`); the destinations out of range are
+/// counted in bad[0], one of them in bad[1]. A functor,
 /// not a lambda: the rule's type may be local to its caller, which nvcc refuses in a device
 /// lambda's enclosing function.
 template <class T, class Destination>
@@ -113,6 +115,7 @@ struct leaver_scan {
   int* to;
   unsigned long long room;
   unsigned long long* bad;
+  unsigned long long* per_rank;
 
   SHOAL_DEVICE void operator()(std::size_t b) const {
     if (h.headers[b].type != type) return;
@@ -126,6 +129,7 @@ struct leaver_scan {
         continue;
       }
       const unsigned long long k = arch::fetch_add(*count, 1ull);
+      arch::add_relaxed(per_rank[d], 1ull);
       if (k < room) objects[k] = o, to[k] = d;
     }
   }
@@ -142,7 +146,7 @@ class migration {
                 "shoal::dist::migrate: a class with pointer fields cannot move to another rank (the "
                 "pointers would mean nothing there); keep such links in a grid or by id");
 
-  migration() : counters_(4) {}
+  migration() = default;
 
   /// Moves every object of class T (exactly T) whose `destination(T*)`, a device function (e.g.
   /// `[=] SHOAL_DEVICE(Walker* w) { return w->home; }`), is another rank there; the destination
@@ -155,25 +159,14 @@ class migration {
   template <class Heap, class Destination>
   migrate_stats operator()(runtime<Heap>& rt, const context& ctx, Destination destination) {
     const std::size_t n = find_leavers(rt, ctx, destination);
-    // Heap order within each destination, not the order the threads found them in: the same run
-    // sends the same messages.
-    std::vector<T*> objects(n);
-    std::vector<int> to(n);
-    arch::copy_to_host(objects.data(), found_.data(), n * sizeof(T*));
-    arch::copy_to_host(to.data(), found_to_.data(), n * sizeof(int));
-    std::vector<std::size_t> order(n);
-    for (std::size_t i = 0; i < n; ++i) order[i] = i;
-    std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
-      if (to[a] != to[b]) return to[a] < to[b];
-      return reinterpret_cast<std::uintptr_t>(objects[a]) < reinterpret_cast<std::uintptr_t>(objects[b]);
-    });
-    std::vector<T*> leaving(n);
-    std::vector<std::size_t> per_rank(static_cast<std::size_t>(ctx.size()), 0);
-    for (std::size_t i = 0; i < n; ++i) leaving[i] = objects[order[i]], ++per_rank[static_cast<std::size_t>(to[order[i]])];
-    const std::byte* rows = pack_and_destroy(rt, leaving);
+    // Rows grouped by destination, in the order the threads packed them within a group: where a
+    // newcomer lands in its heap depends on the device's allocation anyway, and nothing a model
+    // computes depends on that order (the tests compare fields and checksums).
+    const unsigned long long* per_rank = seen() + first_rank_count;
+    const std::byte* rows = pack_and_destroy(rt, ctx, n);
     std::vector<std::vector<std::byte>> out(static_cast<std::size_t>(ctx.size()));
-    for (std::size_t r = 0, at = 0; r < per_rank.size(); at += per_rank[r++] * bytes)
-      out[r].assign(rows + at, rows + at + per_rank[r] * bytes);
+    for (std::size_t r = 0, at = 0; r < out.size(); at += per_rank[r++] * bytes)
+      if (per_rank[r] != 0) out[r].assign(rows + at, rows + at + per_rank[r] * bytes);
 
     const auto from = ctx.size() > 1 ? ctx.exchange(out) : std::vector<std::vector<std::byte>>(1);
     std::size_t arriving = 0;
@@ -208,14 +201,16 @@ class migration {
   template <class Heap, class Destination>
   std::size_t find_leavers(runtime<Heap>& rt, const context& ctx, Destination destination) {
     for (;;) {
+      const std::size_t words = first_rank_count + static_cast<std::size_t>(ctx.size());
+      if (counters_.size() < words) counters_ = arch::device_buffer<unsigned long long>(words);
       arch::fill_bytes_enqueued(counters_.data(), 0, counters_.bytes());
       rt.launch_async(rt.view().blocks,
                       detail::leaver_scan<T, Destination>{rt.view(), Heap::template type_id<T>, ctx.rank(), ctx.size(), destination,
                                                           counters_.data(), found_.data(), found_to_.data(), found_.size(),
-                                                          counters_.data() + 1});
-      arch::copy_to_host_enqueued(seen_.get(), counters_.data(), counters_.bytes());
+                                                          counters_.data() + 1, counters_.data() + first_rank_count});
+      auto* c = reinterpret_cast<unsigned long long*>(seen_.at_least(words * sizeof(unsigned long long)));
+      arch::copy_to_host_enqueued(c, counters_.data(), words * sizeof(unsigned long long));
       rt.wait();  // stocks kept: the step's births go on after the migration
-      const unsigned long long* c = seen_.get()->data();
       const std::size_t n = c[0];
       // Every rank learns whether one of them failed, or must look again with more room, before
       // any goes on (they must make the same collective calls).
@@ -231,22 +226,30 @@ class migration {
     }
   }
 
-  /// Packs the objects `leaving` into rows on the device, destroys them, and returns the rows in
-  /// page-locked host memory.
+  /// Packs the n leavers that find_leavers() wrote into rows on the device, grouped by
+  /// destination (the counts per rank that it brought to the host give each group's first row),
+  /// destroys them, and returns the rows in page-locked host memory.
   template <class Heap>
-  const std::byte* pack_and_destroy(runtime<Heap>& rt, const std::vector<T*>& leaving) {
-    if (leaving.empty()) return nullptr;
-    ensure(leaving_, leaving.size());
-    arch::copy_to_device(leaving_.data(), leaving.data(), leaving.size() * sizeof(T*));
-    ensure(rows_, leaving.size() * bytes);
-    T* const* objects = leaving_.data();
+  const std::byte* pack_and_destroy(runtime<Heap>& rt, const context& ctx, std::size_t n) {
+    if (n == 0) return nullptr;
+    const auto ranks = static_cast<std::size_t>(ctx.size());
+    const unsigned long long* per_rank = seen() + first_rank_count;
+    auto* first = reinterpret_cast<unsigned long long*>(firsts_.at_least(ranks * sizeof(unsigned long long)));
+    for (std::size_t r = 0, at = 0; r < ranks; at += per_rank[r++]) first[r] = at;
+    if (cursors_.size() < ranks) cursors_ = arch::device_buffer<unsigned long long>(ranks);
+    arch::copy_to_device_enqueued(cursors_.data(), first, ranks * sizeof(unsigned long long));
+    ensure(rows_, n * bytes);
+    T* const* objects = found_.data();
+    const int* to = found_to_.data();
+    unsigned long long* cursor = cursors_.data();
     std::byte* rows = rows_.data();
-    rt.launch_async(leaving.size(), [=] SHOAL_DEVICE(std::size_t i) {
-      detail::pack_row<T>(shoal::detail::bits_of(objects[i]), rows + i * bytes);
+    rt.launch_async(n, [=] SHOAL_DEVICE(std::size_t i) {
+      const unsigned long long k = arch::fetch_add_relaxed(cursor[to[i]], 1ull);
+      detail::pack_row<T>(shoal::detail::bits_of(objects[i]), rows + k * bytes);
       destroy(objects[i]);
     });
-    std::byte* host = stage(leaving.size() * bytes);
-    arch::copy_to_host_enqueued(host, rows, leaving.size() * bytes);
+    std::byte* host = stage(n * bytes);
+    arch::copy_to_host_enqueued(host, rows, n * bytes);
     rt.wait();
     return host;
   }
@@ -286,11 +289,15 @@ class migration {
   }
   std::byte* stage(std::size_t n) { return staging_.at_least(n); }
 
-  arch::device_buffer<unsigned long long> counters_;  // leavers, out-of-range count, one of them
-  arch::pinned_value<std::array<unsigned long long, 4>> seen_;
+  // Words of counters_: leavers, out-of-range count, one of them, unused, then leavers per rank.
+  static constexpr std::size_t first_rank_count = 4;
+  arch::device_buffer<unsigned long long> counters_;
+  arch::pinned_bytes seen_;                          // counters_ on the host
+  const unsigned long long* seen() const { return reinterpret_cast<const unsigned long long*>(seen_.data()); }
+  arch::pinned_bytes firsts_;                        // each destination's first row, on its way to cursors_
+  arch::device_buffer<unsigned long long> cursors_;  // the next row of each destination's group
   arch::device_buffer<T*> found_;
   arch::device_buffer<int> found_to_;
-  arch::device_buffer<T*> leaving_;
   arch::device_buffer<std::byte> rows_;
   arch::device_buffer<T*> made_;
   arch::pinned_bytes staging_;
