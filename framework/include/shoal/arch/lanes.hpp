@@ -168,7 +168,21 @@ __device__ SHOAL_FORCEINLINE std::uint64_t reduce_add(lane_mask mask, std::uint6
 /// A cheap, per-call-varying value for seeding random walks.
 __device__ SHOAL_FORCEINLINE std::uint64_t cycle_counter() { return clock64(); }
 /// Back off inside a retry loop so the thread we wait for can make progress.
+#if defined(SHOAL_SPIN_WATCHDOG)
+/// Pauses so far per thread (global thread id modulo 2^20), for the reports below.
+static __device__ unsigned spin_pause_counts[1u << 20];
+/// In SHOAL_SPIN_WATCHDOG builds a pause also counts this thread's pauses and, from the 4096th on,
+/// prints the call site at every power of two: a thread stuck in a retry loop names the loop
+/// (found so when a run under compute-sanitizer racecheck stopped).
+__device__ SHOAL_FORCEINLINE void spin_pause(const char* file = __builtin_FILE(), int line = __builtin_LINE()) {
+  __nanosleep(32);
+  const unsigned n = ++spin_pause_counts[(blockIdx.x * blockDim.x + threadIdx.x) & ((1u << 20) - 1)];
+  if (n >= 4096 && (n & (n - 1)) == 0)
+    printf("shoal: pause %u at %s:%d (block %u thread %u)\n", n, file, line, blockIdx.x, threadIdx.x);
+}
+#else
 __device__ SHOAL_FORCEINLINE void spin_pause() { __nanosleep(32); }
+#endif
 
 #else  // cpu: width-1 warps
 
@@ -202,8 +216,12 @@ inline void spin_pause() { std::this_thread::yield(); }
 #endif
 
 /// A loop that waits for another thread: spin_wait(watch, "where") pauses like spin_pause(), and
-/// in SHOAL_SPIN_WATCHDOG builds reports the place and traps after 2^22 pauses (seconds), so a
-/// protocol bug shows up as one line naming the loop instead of a hang.
+/// in SHOAL_SPIN_WATCHDOG builds reports the place at every power of two from 4096 pauses on (so a
+/// slow wait and a stuck one look different) and traps after 2^SHOAL_SPIN_WATCHDOG_LOG2 pauses
+/// (default 2^22, seconds), so a protocol bug shows up as lines naming the loop instead of a hang.
+#if defined(SHOAL_SPIN_WATCHDOG) && !defined(SHOAL_SPIN_WATCHDOG_LOG2)
+#define SHOAL_SPIN_WATCHDOG_LOG2 22
+#endif
 struct spin_watch {
   std::uint32_t pauses = 0;  ///< pauses so far (counted only in SHOAL_SPIN_WATCHDOG builds)
 };
@@ -211,7 +229,10 @@ struct spin_watch {
 SHOAL_DEVICE SHOAL_FORCEINLINE void spin_wait(spin_watch& watch, const char* where) {
   spin_pause();
 #if defined(SHOAL_SPIN_WATCHDOG)
-  if (++watch.pauses == (1u << 22)) {
+  ++watch.pauses;
+  if (watch.pauses >= 4096 && (watch.pauses & (watch.pauses - 1)) == 0 && watch.pauses < (1u << SHOAL_SPIN_WATCHDOG_LOG2))
+    printf("shoal: spin watch: %u pauses in %s\n", watch.pauses, where);
+  if (watch.pauses == (1u << SHOAL_SPIN_WATCHDOG_LOG2)) {
     printf("shoal: spin watchdog: no progress in %s\n", where);
 #if defined(__CUDA_ARCH__)
     __trap();
