@@ -467,6 +467,18 @@ SHOAL_DEVICE inline void take_fresh(const heap_view& h, std::uint32_t t, walk_rn
   r.count += static_cast<std::uint32_t>(arch::popc(got)) * h.capacity[t];
 }
 
+/// How far a prepare got, kept in stock::prepare_stage (generation << 8 | step) by
+/// SHOAL_SPIN_WATCHDOG builds only, for the report of a request that waits long
+/// (report_long_wait): whether the generation it waits for is being prepared, and where.
+enum class prepare_step : std::uint32_t { entered = 1, readers_done = 2, reserved = 3, published = 4, done = 5 };
+SHOAL_DEVICE SHOAL_FORCEINLINE void note_prepare(stock& s, std::uint32_t g, prepare_step step) {
+#if defined(SHOAL_SPIN_WATCHDOG)
+  arch::store_relaxed(s.prepare_stage, (g << 8) | static_cast<std::uint32_t>(step));
+#else
+  (void)s, (void)g, (void)step;
+#endif
+}
+
 /// Prepares generation g of stock s (index `start` on): the caller holds index prepare_at() of
 /// g - 1, so it is g's only preparer, and g - 1's preparer has published. Holes (take_holes says
 /// which), a fresh run with the holes found in front of it, or a full generation when neither
@@ -476,6 +488,7 @@ SHOAL_DEVICE SHOAL_NOINLINE inline void prepare_generation(const heap_view& h, s
                                             std::uint32_t start, std::uint32_t group_end) {
   stock& s = h.stocks[id];
   stock_generation& e = s.ring[g % stock_ring];
+  note_prepare(s, g, prepare_step::entered);
   arch::fence_acq_rel();  // acquire: what the previous preparer wrote before publishing its head
   // The entry's previous generation must have been read by every lane whose index fell in it.
   const std::uint32_t readers = head_count(arch::load_relaxed(e.head));
@@ -483,6 +496,7 @@ SHOAL_DEVICE SHOAL_NOINLINE inline void prepare_generation(const heap_view& h, s
     arch::spin_wait(w, "prepare_generation: readers of the entry's previous generation");
   arch::store_relaxed(s.done[g % stock_ring], 0ull);
   arch::store_relaxed(s.dirty, 1u);  // the next settle looks at this stock
+  note_prepare(s, g, prepare_step::readers_done);
 
   walk_rng rng = walk_rng::for_this_lane(static_cast<std::uint64_t>(g) * 0x2545F4914F6CDD1Dull + id);
   // Requests of other groups (warps) already waiting for g: a burst of births, which small
@@ -517,6 +531,7 @@ SHOAL_DEVICE SHOAL_NOINLINE inline void prepare_generation(const heap_view& h, s
     arch::spin_pause();
   }
 
+  note_prepare(s, g, prepare_step::reserved);
   // Publish: the records and the prefix, then the head (release). Holes first, then the run.
   std::uint64_t prefix = empty_prefix;
   if (r.kind != generation_kind::full) {
@@ -541,6 +556,7 @@ SHOAL_DEVICE SHOAL_NOINLINE inline void prepare_generation(const heap_view& h, s
   if (r.kind != generation_kind::full && exhausted != not_exhausted) arch::store_relaxed(s.exhausted_at, not_exhausted);
   arch::store_release(e.head, make_head(g, r.kind, r.count, start));
   arch::store_relaxed(s.newest, g);
+  note_prepare(s, g, prepare_step::published);
   // After publishing, off the requests' path: a fresh run's blocks join allocated[t] (one atomic
   // for the run's leaf word). Nothing can return them before: every slot is reserved or in use.
   if (r.run != 0) h.allocated(t).flip_owned_bits(r.word, r.run);
@@ -550,6 +566,7 @@ SHOAL_DEVICE SHOAL_NOINLINE inline void prepare_generation(const heap_view& h, s
     h.active(t).flip_owned_bits(r.hole_word, r.hole_bits);
     leave_block_operation(h, t);  // entered by take_holes
   }
+  note_prepare(s, g, prepare_step::done);
 }
 
 /// The index of a generation (kind and count in `head`) whose lane prepares the next one: the
@@ -644,6 +661,21 @@ struct taken {
   bool failed;
 };
 
+/// SHOAL_SPIN_WATCHDOG builds: a request of index j of stock `id` that has waited long for
+/// generation g reports the stock's state (its counter and newest hint, the entry of g, the
+/// readers counted there, how far the latest prepare got), so that a hang says whether g's
+/// preparer has started and where it is.
+SHOAL_DEVICE SHOAL_NOINLINE inline void report_long_wait(const stock& s, std::uint32_t id, std::uint32_t j,
+                                                         std::uint32_t g, std::uint32_t pauses) {
+  const std::uint64_t head = arch::load_relaxed(s.ring[g % stock_ring].head);
+  const std::uint32_t stage = arch::load_relaxed(s.prepare_stage);
+  printf("shoal: waits %u pauses: stock %u index %u for generation %u; next %u newest %u; entry holds %d "
+         "(kind %u start %u count %u) read by %llu; latest prepare: generation %u step %u\n",
+         pauses, id, j, g, arch::load_relaxed(s.next), arch::load_relaxed(s.newest),
+         static_cast<int>(g) + head_age(head, g), static_cast<unsigned>(head_kind(head)), head_start(head),
+         head_count(head), arch::load_relaxed(s.done[g % stock_ring]), stage >> 8, stage & 0xFFu);
+}
+
 /// take_from_stock's loop, out of line, for a group in which some lane was not served by the
 /// generation that the stock's newest hint `g` names, or must prepare the next one. Lane j (the
 /// group's indices start at `group_first`) finds the generation that holds j, starting from g (a
@@ -699,6 +731,9 @@ SHOAL_DEVICE SHOAL_NOINLINE inline taken take_from_generations(const heap_view& 
     if (stale_end != 0) skip_stale_full(h, t, s, g, stale_end), stale_end = 0;
     if (arch::ballot(group, pending) == 0) break;
     if (pending) arch::spin_wait(watch, "take_from_generations: a generation that is not published");
+#if defined(SHOAL_SPIN_WATCHDOG)
+    if (pending && watch.pauses >= 4096 && (watch.pauses & (watch.pauses - 1)) == 0) report_long_wait(s, id, j, g, watch.pauses);
+#endif
   }
   mark_group_live(h, group, out.result, block, slot);
   return out;

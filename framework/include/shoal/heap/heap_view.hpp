@@ -94,7 +94,8 @@ struct alignas(128) stock {
   std::uint32_t newest;     ///< a recently published generation: where readers start looking
   std::uint32_t dirty;      ///< 1 once a prepare ran since the last flush
   std::uint32_t exhausted_at;  ///< start of its first full generation since the last good one
-  std::uint32_t pad1[29];
+  std::uint32_t prepare_stage;  ///< SHOAL_SPIN_WATCHDOG builds: how far its latest prepare got
+  std::uint32_t pad1[28];
   unsigned long long done[stock_ring];  ///< per entry: lanes that have read its generation
   stock_generation ring[stock_ring];
 };
