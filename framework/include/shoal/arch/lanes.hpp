@@ -23,6 +23,10 @@ namespace shoal::arch {
 /// One bit per lane of a warp (bit i = lane i).
 using lane_mask = std::uint32_t;
 
+/// SHOAL_SPIN_WATCHDOG builds: whether a wait of `pauses` pauses is reported (every power of two
+/// from 4096 on, so that a slow wait and a stuck one look different).
+SHOAL_HD constexpr bool report_at(std::uint32_t pauses) { return pauses >= 4096 && (pauses & (pauses - 1)) == 0; }
+
 #if defined(SHOAL_BACKEND_CUDA)
 /// Lanes per warp: 32 on cuda.
 inline constexpr int warp_width = 32;
@@ -167,20 +171,19 @@ __device__ SHOAL_FORCEINLINE std::uint64_t reduce_add(lane_mask mask, std::uint6
 }
 /// A cheap, per-call-varying value for seeding random walks.
 __device__ SHOAL_FORCEINLINE std::uint64_t cycle_counter() { return clock64(); }
-/// Back off inside a retry loop so the thread we wait for can make progress.
 #if defined(SHOAL_SPIN_WATCHDOG)
-/// Pauses so far per thread (global thread id modulo 2^20), for the reports below.
+/// Pauses so far per thread (global thread id modulo 2^20), for spin_pause's reports.
 static __device__ unsigned spin_pause_counts[1u << 20];
-/// In SHOAL_SPIN_WATCHDOG builds a pause also counts this thread's pauses and, from the 4096th on,
-/// prints the call site at every power of two: a thread stuck in a retry loop names the loop
-/// (found so when a run under compute-sanitizer racecheck stopped).
+/// Back off inside a retry loop so the thread we wait for can make progress. SHOAL_SPIN_WATCHDOG
+/// builds also count this thread's pauses and name the call site at every report_at() count: a
+/// thread stuck in a retry loop names the loop.
 __device__ SHOAL_FORCEINLINE void spin_pause(const char* file = __builtin_FILE(), int line = __builtin_LINE()) {
   __nanosleep(32);
   const unsigned n = ++spin_pause_counts[(blockIdx.x * blockDim.x + threadIdx.x) & ((1u << 20) - 1)];
-  if (n >= 4096 && (n & (n - 1)) == 0)
-    printf("shoal: pause %u at %s:%d (block %u thread %u)\n", n, file, line, blockIdx.x, threadIdx.x);
+  if (report_at(n)) printf("shoal: pause %u at %s:%d (block %u thread %u)\n", n, file, line, blockIdx.x, threadIdx.x);
 }
 #else
+/// Back off inside a retry loop so the thread we wait for can make progress.
 __device__ SHOAL_FORCEINLINE void spin_pause() { __nanosleep(32); }
 #endif
 
@@ -230,7 +233,7 @@ SHOAL_DEVICE SHOAL_FORCEINLINE void spin_wait(spin_watch& watch, const char* whe
   spin_pause();
 #if defined(SHOAL_SPIN_WATCHDOG)
   ++watch.pauses;
-  if (watch.pauses >= 4096 && (watch.pauses & (watch.pauses - 1)) == 0 && watch.pauses < (1u << SHOAL_SPIN_WATCHDOG_LOG2))
+  if (report_at(watch.pauses) && watch.pauses < (1u << SHOAL_SPIN_WATCHDOG_LOG2))
     printf("shoal: spin watch: %u pauses in %s\n", watch.pauses, where);
   if (watch.pauses == (1u << SHOAL_SPIN_WATCHDOG_LOG2)) {
     printf("shoal: spin watchdog: no progress in %s\n", where);

@@ -732,7 +732,7 @@ SHOAL_DEVICE SHOAL_NOINLINE inline taken take_from_generations(const heap_view& 
     if (arch::ballot(group, pending) == 0) break;
     if (pending) arch::spin_wait(watch, "take_from_generations: a generation that is not published");
 #if defined(SHOAL_SPIN_WATCHDOG)
-    if (pending && watch.pauses >= 4096 && (watch.pauses & (watch.pauses - 1)) == 0) report_long_wait(s, id, j, g, watch.pauses);
+    if (pending && arch::report_at(watch.pauses)) report_long_wait(s, id, j, g, watch.pauses);
 #endif
   }
   mark_group_live(h, group, out.result, block, slot);
