@@ -186,6 +186,15 @@ __device__ SHOAL_FORCEINLINE void spin_pause(const char* file = __builtin_FILE()
 /// Back off inside a retry loop so the thread we wait for can make progress.
 __device__ SHOAL_FORCEINLINE void spin_pause() { __nanosleep(32); }
 #endif
+/// The pause of a wait that has lasted `pauses` pauses: 32 ns, doubling every 16 pauses up to
+/// 4 µs (after ~65 µs of waiting). The lanes waited for may be diverged lanes of the waiting warp
+/// itself: under compute-sanitizer racecheck, waiters that slept 32 ns at a time kept a prepare in
+/// their own warp from running for minutes (Heap.ConcurrentChurnNeverSharesASlot stalled in 4 of
+/// 4 processes); backing off to 4 µs, 4 of 4 ran it 20 times each. A wait that ends within a few
+/// µs, the common one, still sleeps 32 ns at a time.
+__device__ SHOAL_FORCEINLINE void backoff_pause(std::uint32_t pauses) {
+  __nanosleep(32u << (pauses < 7 * 16 ? pauses / 16 : 7u));
+}
 
 #else  // cpu: width-1 warps
 
@@ -215,10 +224,11 @@ inline std::uint64_t cycle_counter() {
 }
 /// Threads may outnumber cores on the cpu backend: yield so a preempted peer can finish.
 inline void spin_pause() { std::this_thread::yield(); }
+inline void backoff_pause(std::uint32_t) { std::this_thread::yield(); }
 
 #endif
 
-/// A loop that waits for another thread: spin_wait(watch, "where") pauses like spin_pause(), and
+/// A loop that waits for another thread: spin_wait(watch, "where") pauses (backoff_pause), and
 /// in SHOAL_SPIN_WATCHDOG builds reports the place at every power of two from 4096 pauses on (so a
 /// slow wait and a stuck one look different) and traps after 2^SHOAL_SPIN_WATCHDOG_LOG2 pauses
 /// (default 2^22, seconds), so a protocol bug shows up as lines naming the loop instead of a hang.
@@ -226,13 +236,13 @@ inline void spin_pause() { std::this_thread::yield(); }
 #define SHOAL_SPIN_WATCHDOG_LOG2 22
 #endif
 struct spin_watch {
-  std::uint32_t pauses = 0;  ///< pauses so far (counted only in SHOAL_SPIN_WATCHDOG builds)
+  std::uint32_t pauses = 0;  ///< pauses so far
 };
 /// One pause of a waiting loop (see spin_watch); `where` names the loop in the watchdog's report.
 SHOAL_DEVICE SHOAL_FORCEINLINE void spin_wait(spin_watch& watch, const char* where) {
-  spin_pause();
-#if defined(SHOAL_SPIN_WATCHDOG)
+  backoff_pause(watch.pauses);
   ++watch.pauses;
+#if defined(SHOAL_SPIN_WATCHDOG)
   if (report_at(watch.pauses) && watch.pauses < (1u << SHOAL_SPIN_WATCHDOG_LOG2))
     printf("shoal: spin watch: %u pauses in %s\n", watch.pauses, where);
   if (watch.pauses == (1u << SHOAL_SPIN_WATCHDOG_LOG2)) {
