@@ -32,7 +32,7 @@ class neighbour_link {
  public:
   /// `above` and `below`: the neighbours' ranks, -1 for none (past a bounded grid's edge).
   neighbour_link(const context& ctx, int above, int below, transport how = transport_from_environment())
-      : rank_(ctx.rank()), above_(above), below_(below), channel_(ctx, how) {}
+      : rank_(ctx.rank()), above_(above), below_(below), channel_(ctx, how, detail::messages::few_kb) {}
 
   /// The transport in use.
   transport how() const { return channel_.how(); }
